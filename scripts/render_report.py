@@ -1,0 +1,16 @@
+"""Rule render_report: write report/report.html from the comparison and every registered file."""
+
+from pathlib import Path
+
+from adbench.io import read_csv
+from adbench.jobs import run_job
+from adbench.report.render import collect, render
+
+
+def build(comparison, files, template_dir):
+    html = render(template_dir, read_csv(comparison), collect(files))
+    return {"html": html.encode("utf-8")}
+
+
+run_job(snakemake, build, comparison=snakemake.input.comparison,  # noqa: F821 - injected
+        files=list(snakemake.input.files), template_dir=str(Path(snakemake.input.style).parent))  # noqa: F821

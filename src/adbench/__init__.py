@@ -1,0 +1,3 @@
+"""adbench: re-measure how backpropagation works and compare with the documented figures."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,144 @@
+"""Join measured values to the documented table and give each row a verdict.
+
+Tolerance comes from the printed digits: a documented "0.2710599584" allows
+|measured - documented| <= 0.5e-10 (half a unit in the last printed place).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+import pandas as pd
+
+KINDS = ("exact", "rounding", "shape", "derived", "pretrained", "timing")
+# Non-exact kinds still fail loudly when the measured value is off by more than this
+# factor (or has the other sign): the mechanism did not reproduce.
+ORDER_FACTOR = 10.0
+_NUM = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def parse_printed(text: str) -> tuple[float, float] | None:
+    """(value, half-unit tolerance) of a printed number; None when it is not a number."""
+    s = str(text).strip().replace(",", "").replace("\u2212", "-").rstrip("%×x ").strip()
+    if s.lower() in ("inf", "+inf", "-inf"):
+        return (float(s), 0.0)
+    if not _NUM.match(s):
+        return None
+    try:
+        d = Decimal(s)
+    except InvalidOperation:  # pragma: no cover - guarded by the regex
+        return None
+    exponent = d.as_tuple().exponent
+    return float(d), 0.5 * 10.0 ** exponent
+
+
+def format_like(printed: str, value: float) -> str:
+    """Format `value` with the same notation and number of digits as `printed`."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if not isinstance(value, (int, float)):
+        return str(value)
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    s = str(printed).strip().replace("\u2212", "-")
+    commas = "," in s
+    core = s.replace(",", "").rstrip("%×x ").strip()
+    m = re.match(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$", core)
+    if not m:
+        return repr(value)
+    decimals = len(m.group(2) or "")
+    if m.group(3) is not None:
+        out = f"{value:.{decimals}e}"
+        mant, exp = out.split("e")
+        exp_digits = m.group(3).lstrip("+-")
+        out = f"{mant}e{'-' if int(exp) < 0 else ('+' if m.group(3).startswith('+') else '')}{abs(int(exp)):0{len(exp_digits)}d}"
+        return out
+    return f"{value:,.{decimals}f}" if commas else f"{value:.{decimals}f}"
+
+
+def within_printed(documented: str, measured: float) -> bool:
+    """|measured - documented| <= half a unit in the last printed place, in exact decimal
+    arithmetic (the binary value of `measured` against the decimal the documents printed)."""
+    s = str(documented).strip().replace(",", "").replace("\u2212", "-").rstrip("%×x ").strip()
+    d = Decimal(s)
+    half_unit = Decimal(5).scaleb(d.as_tuple().exponent - 1)
+    return abs(Decimal(measured) - d) <= half_unit
+
+
+def _within_order(doc: float, meas: float) -> bool:
+    if doc == 0 or meas == 0:
+        return abs(doc - meas) == 0
+    return (doc > 0) == (meas > 0) and 1 / ORDER_FACTOR <= meas / doc <= ORDER_FACTOR
+
+
+def verdict(kind: str, documented: str, measured, model_source: str | None = None) -> tuple[str, str]:
+    """(status, reason) for one documented row against its measured value."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {KINDS}")
+    if measured is None or (isinstance(measured, float) and math.isnan(measured)):
+        return "MISSING", "no measured value was produced for this quantity"
+    parsed = parse_printed(documented)
+    if parsed is None:  # text: the documented phrase must occur in the measured text
+        ok = str(documented).strip().strip(".…") in str(measured)
+        return ("match", "documented text found in the installed library's output") if ok else (
+            "MISMATCH" if kind == "exact" else "differs",
+            "the installed library prints a different text")
+    doc, tol = parsed
+    try:
+        meas = float(measured)
+    except (TypeError, ValueError):
+        return "MISMATCH", f"measured value {measured!r} is not a number"
+    if kind == "pretrained" and model_source not in (None, "", "pretrained"):
+        return "differs", (f"measured on a {model_source} GPT-2, not the pinned pretrained weights; "
+                           "the documented value needs those weights")
+    if math.isinf(doc) or math.isinf(meas):
+        return ("match", "") if doc == meas else ("MISMATCH", "one side is infinite")
+    if within_printed(documented, meas):
+        return "match", ""
+    if kind in ("exact", "derived"):
+        return "MISMATCH", f"outside the printed-digit tolerance ±{tol:.1e}"
+    if not _within_order(doc, meas):
+        return "MISMATCH", f"more than ×{ORDER_FACTOR:g} from the documented value or of the other sign"
+    return "differs", {
+        "rounding": "rounding-side digits depend on the platform's libm and operation order",
+        "shape": "depends on random data or details the documents did not pin; order of magnitude agrees",
+        "pretrained": "same model source but a different library version or platform",
+        "timing": "wall-clock on a different CPU; only ratios within one run are comparable",
+    }[kind]
+
+
+def compare(documented: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
+    """Comparison table: id, quantity, documented, measured, kind, status, note."""
+    meas = measured.drop_duplicates(["id", "quantity"], keep="last").set_index(["id", "quantity"])
+    rows = []
+    for d in documented.itertuples(index=False):
+        key = (d.id, d.quantity)
+        value = meas["value"].get(key) if key in meas.index else None
+        source = meas["model_source"].get(key) if "model_source" in meas and key in meas.index else None
+        source = None if source is None or (isinstance(source, float) and math.isnan(source)) else source
+        status, reason = verdict(d.kind, d.documented, _to_number(value), source)
+        notes = [n for n in (reason, _clean(getattr(d, "note", "")) if status != "match" else "",
+                             _clean(meas["note"].get(key)) if key in meas.index and "note" in meas else "") if n]
+        rows.append({"id": d.id, "quantity": d.quantity, "description": d.description,
+                     "documented": d.documented, "unit": _clean(d.unit), "measured": value,
+                     "measured_printed": format_like(d.documented, _to_number(value))
+                     if parse_printed(d.documented) else ("—" if value is None else str(value)),
+                     "kind": d.kind, "status": status, "note": "; ".join(notes),
+                     "model_source": source or ""})
+    return pd.DataFrame(rows)
+
+
+def _clean(x) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+def _to_number(value):
+    """Measured cells arrive as strings from mixed-type CSVs: recover floats where possible."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        return value

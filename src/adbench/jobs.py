@@ -1,0 +1,94 @@
+"""Glue between a Snakemake script and a pure measurement function.
+
+A rule's script is three lines: import `run_job` and the measurement, call
+`run_job(snakemake, measure)`. Conventions a rule must follow:
+
+- `params.args`: dict of keyword arguments for the measurement function.
+- `params.prov`: dict from common.smk's `prov(...)` (versions, code hash, device, seed);
+  it is in params so Snakemake's params trigger re-runs the job after an upgrade.
+- every named output except `meta` is a table or file the function returns under
+  that name; `meta` receives meta.json. Returned DataFrames become CSVs, `bytes`
+  become binary files, dicts become JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import sys
+import time
+import traceback
+from typing import Any, Callable
+
+import pandas as pd
+
+from . import io
+from .provenance import meta_record
+
+log = logging.getLogger("adbench")
+
+
+def _setup_logging(smk: Any) -> None:
+    """Send the package's log records to the rule's log file (and stderr)."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if len(smk.log):
+        os.makedirs(os.path.dirname(smk.log[0]) or ".", exist_ok=True)
+        handlers.append(logging.FileHandler(smk.log[0], mode="w", encoding="utf-8"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+def _set_threads(n: int) -> int | None:
+    """Fix torch's intra-op threads before torch does any work; returns the count in force."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return None
+    torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
+def _write(name: str, value: Any, path: str) -> None:
+    if isinstance(value, pd.DataFrame):
+        io.write_csv(value, path)
+    elif isinstance(value, (bytes, bytearray)):
+        io.write_bytes(bytes(value), path)
+    elif isinstance(value, dict):
+        io.write_json(value, path)
+    else:
+        raise TypeError(f"output {name!r}: cannot write {type(value).__name__}")
+
+
+def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    """Run `measure(**params.args, **kwargs)` and write its named results atomically."""
+    _setup_logging(smk)
+    params = dict(smk.params.items()) if hasattr(smk.params, "items") else {}
+    args = dict(params.get("args") or {})
+    prov = dict(params.get("prov") or {})
+    threads = _set_threads(int(prov.get("torch_threads") or smk.threads or 1))
+    seed = prov.get("seed", args.get("seed"))
+    if seed is not None:
+        random.seed(seed)
+    log.info("rule %s wildcards=%s threads=%s", smk.rule, dict(smk.wildcards.items()), threads)
+    start = time.perf_counter()
+    try:
+        results = measure(**args, **kwargs)
+        wanted = [n for n in smk.output.keys() if n != "meta"]
+        missing = sorted(set(wanted) - set(results))
+        if missing:
+            raise KeyError(f"{measure.__name__} did not return outputs {missing}")
+        for name in wanted:
+            _write(name, results[name], getattr(smk.output, name))
+        wall = time.perf_counter() - start
+        if "meta" in smk.output.keys():
+            io.write_json(meta_record(
+                rule=smk.rule, wildcards=dict(smk.wildcards.items()), args=args, seed=seed,
+                device=prov.get("device", "cpu"), threads=threads, wall_s=wall,
+                extra={"code_hash": prov.get("code"), **(results.get("_meta") or {})}),
+                smk.output.meta)
+        log.info("done in %.3f s", wall)
+        return results
+    except BaseException:
+        log.error("job failed:\n%s", traceback.format_exc())
+        raise

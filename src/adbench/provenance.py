@@ -1,0 +1,129 @@
+"""Provenance: versions, code hashes and the per-job meta.json record."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.metadata as md
+import importlib.util
+import json
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+PACKAGES = ("python", "torch", "transformers", "numpy", "pandas", "snakemake")
+# Test hook: JSON object of {package: version} that replaces installed versions. It lets
+# the test suite prove that a version bump re-runs exactly the affected jobs.
+VERSION_OVERRIDE_ENV = "ADBENCH_VERSION_OVERRIDE"
+
+
+def installed_version(package: str) -> str:
+    """Installed version of `package` (or python) without importing it."""
+    override = json.loads(os.environ.get(VERSION_OVERRIDE_ENV) or "{}")
+    if package in override:
+        return str(override[package])
+    if package == "python":
+        return platform.python_version()
+    try:
+        return md.version(package)
+    except md.PackageNotFoundError:
+        return "not installed"
+
+
+def versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
+    """Map of package -> installed version, for rule params and meta.json."""
+    return {p: installed_version(p) for p in packages}
+
+
+def _module_file(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ModuleNotFoundError, ValueError):  # `from pkg.mod import attr` names an attribute
+        return None
+    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+
+
+def _local_imports(name: str, path: Path, root: str) -> set[str]:
+    """Modules of package `root` imported by the module `name` stored at `path`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)
+    return {m for m in found if m == root or m.startswith(root + ".")}
+
+
+def module_closure(modules: Iterable[str]) -> dict[str, Path]:
+    """The given modules plus every module of the same package they import, transitively."""
+    todo = list(modules)
+    seen: dict[str, Path] = {}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        seen[name] = path
+        todo.extend(_local_imports(name, path, name.split(".")[0]) - seen.keys())
+    return dict(sorted(seen.items()))
+
+
+def code_hash(*modules: str) -> str:
+    """sha256 over the source of `modules` and their intra-package imports."""
+    h = hashlib.sha256()
+    for name, path in module_closure(modules).items():
+        h.update(name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def config_hash(obj: Any) -> str:
+    """Stable short hash of a JSON-serialisable configuration fragment."""
+    blob = json.dumps(obj, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def cpu_model() -> str:
+    """Human-readable CPU model name, best effort across Linux and macOS."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str,
+                threads: int | None, wall_s: float, extra: dict | None = None) -> dict:
+    """The meta.json payload every job writes beside its CSVs."""
+    return {
+        "rule": rule,
+        "wildcards": wildcards,
+        "versions": versions(),
+        "device": device,
+        "torch_threads": threads,
+        "seed": seed,
+        "config_hash": config_hash(args),
+        "wall_time_s": round(wall_s, 6),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python_executable": sys.executable,
+        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **(extra or {}),
+    }

@@ -1,0 +1,1 @@
+"""Comparison and HTML report rendering."""

@@ -1,0 +1,17 @@
+"""Build results/comparison.csv from every values.csv and the documented table."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import documented
+from ..compare import compare
+from ..io import read_csv
+
+
+def measure_comparison(values: list[str], documented_path: str) -> dict:
+    """Join measured to documented; one row per documented quantity."""
+    frames = [read_csv(p) for p in values]
+    measured = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["id", "quantity", "value", "note"])
+    return {"comparison": compare(documented.load(documented_path), measured)}

@@ -1,0 +1,97 @@
+"""Collect results into one context and render the self-contained HTML report."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from ..families import FAMILIES
+from ..io import read_csv
+
+STATUSES = ("match", "differs", "MISMATCH", "MISSING")
+
+
+def _key(path: Path, results: Path) -> str:
+    """'results/S5/sweep.csv' -> 'S5/sweep'."""
+    rel = path.relative_to(results) if path.is_relative_to(results) else path
+    return str(rel.with_suffix("")).replace("\\", "/")
+
+
+def collect(paths: list[str], results_dir: str = "results") -> dict:
+    """Load every registered CSV table, SVG figure and meta.json."""
+    results = Path(results_dir)
+    tables, figures, metas = {}, {}, []
+    for p in map(Path, paths):
+        if p.name.endswith("meta.json"):
+            meta = json.loads(p.read_text())
+            meta["_path"] = str(p)
+            metas.append(meta)
+        elif p.suffix == ".csv":
+            tables[_key(p, results)] = read_csv(p)
+        elif p.suffix == ".svg":
+            figures[_key(p, results)] = "data:image/svg+xml;base64," + base64.b64encode(p.read_bytes()).decode()
+        elif p.suffix == ".png":
+            figures[_key(p, results)] = "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()
+    return {"tables": tables, "figures": figures, "metas": metas}
+
+
+def fmt(x, digits: int = 10) -> str:
+    """Compact display of a table cell: ints as ints, floats with `digits` significant digits."""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}" if abs(x) >= 10000 else str(x)
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "—"
+        if x.is_integer() and abs(x) < 1e15:
+            return str(int(x))
+        return f"{x:.{digits}g}"
+    return "" if x is None else str(x)
+
+
+def family_summary(comparison: pd.DataFrame) -> list[dict]:
+    """Per family: status counts and which IDs have rows."""
+    out = []
+    for fam in FAMILIES:
+        rows = comparison[comparison.id.isin(fam.ids)]
+        counts = {s: int((rows.status == s).sum()) for s in STATUSES}
+        out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "counts": counts, "rows": len(rows)})
+    return out
+
+
+def environment(metas: list[dict]) -> dict:
+    """The environment most jobs ran in (first meta with versions), for the summary."""
+    if not metas:
+        return {}
+    m = max(metas, key=lambda m: m.get("finished_utc", ""))
+    return {"versions": m.get("versions", {}), "cpu_model": m.get("cpu_model"), "platform": m.get("platform"),
+            "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc")}
+
+
+def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None) -> str:
+    """Render report.html.j2 from `template_dir` into an HTML string."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["fmt"] = fmt
+    by_id: dict[str, list[dict]] = defaultdict(list)
+    for row in comparison.fillna("").to_dict("records"):
+        by_id[row["id"]].append(row)
+    loud = comparison[comparison.status.isin(["MISMATCH", "MISSING"])]
+    sections = [f for f in FAMILIES if (Path(template_dir) / "sections" / f"{f.key}.html.j2").exists()]
+    ctx = {
+        "families": family_summary(comparison), "sections": sections, "cmp": by_id,
+        "t": collected["tables"], "fig": collected["figures"], "metas": collected["metas"],
+        "env": environment(collected["metas"]), "loud": loud.to_dict("records"),
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
+        **(extra or {}),
+    }
+    return env.get_template("report.html.j2").render(**ctx)

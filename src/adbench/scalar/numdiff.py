@@ -1,0 +1,49 @@
+"""Numerical derivatives: forward and central differences and the complex step."""
+
+from __future__ import annotations
+
+import cmath
+import math
+from typing import Callable
+
+import numpy as np
+
+
+def forward_difference(f: Callable[[float], float], x: float, h: float) -> float:
+    """(f(x+h) - f(x)) / h: first-order truncation error."""
+    return (f(x + h) - f(x)) / h
+
+
+def central_difference(f: Callable[[float], float], x: float, h: float) -> float:
+    """(f(x+h) - f(x-h)) / 2h: second-order truncation error."""
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def complex_step(f: Callable[[complex], complex], x: float, h: float) -> float:
+    """Im f(x + ih) / h: no subtraction, so no cancellation (needs an analytic f)."""
+    return f(complex(x, h)).imag / h
+
+
+def loglog_slope(h: np.ndarray, err: np.ndarray) -> float:
+    """Least-squares slope of log10(err) against log10(h)."""
+    return float(np.polyfit(np.log10(h), np.log10(err), 1)[0])
+
+
+def opening_loss(a, b, tanh=math.tanh):
+    """L = tanh(a*b + a), the documents' opening expression, for floats or complex."""
+    return tanh(a * b + a)
+
+
+def opening_loss_complex(a: complex, b: float) -> complex:
+    """The opening expression with cmath.tanh, as the complex step needs."""
+    return opening_loss(a, b, tanh=cmath.tanh)
+
+
+def relu_real_branch(z: complex) -> complex:
+    """ReLU written on the real part so it accepts complex input (S6 control)."""
+    return z if z.real > 0 else 0.0 * z
+
+
+def directional_loss(A: np.ndarray, x: np.ndarray) -> float:
+    """L(x) = sum(tanh(A x)^2) in float64 (S7)."""
+    return float(np.sum(np.tanh(A @ x) ** 2))

@@ -1,0 +1,133 @@
+"""S5-S8: the finite-difference valley, the complex step, directional checks, forward mode."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .dual import Dual, count_ops
+from .numdiff import (central_difference, complex_step, directional_loss, forward_difference,
+                      loglog_slope, opening_loss, opening_loss_complex, relu_real_branch)
+from .probes import tape_gradients, values_table
+from .tape import Tape, Value
+
+
+def _hkey(h: float) -> str:
+    """Quantity suffix for a step: 1e-05 -> '1e-05', 1e-100 -> '1e-100'."""
+    return f"{h:.0e}"
+
+
+def measure_s5(a: float, b: float, sweep_h: list[float], slope_fit_h: list[float]) -> dict:
+    """S5: forward/central difference error vs the tape across a sweep of h."""
+    _, exact, _ = tape_gradients(a, b)
+    f = lambda x: opening_loss(x, b)  # noqa: E731
+    rows = []
+    for h in sweep_h:
+        fd, cd = forward_difference(f, a, h), central_difference(f, a, h)
+        rows.append({"h": h, "forward_est": fd, "forward_err": abs(fd - exact),
+                     "central_est": cd, "central_err": abs(cd - exact)})
+    sweep = pd.DataFrame(rows)
+    lo, hi = slope_fit_h
+    fit = sweep[(sweep.h >= lo * (1 - 1e-9)) & (sweep.h <= hi * (1 + 1e-9))]
+    slopes = {m: loglog_slope(fit.h.to_numpy(), fit[f"{m}_err"].to_numpy()) for m in ("forward", "central")}
+    items = []
+    for r in rows:
+        k = _hkey(r["h"])
+        items += [(f"central_err_h{k}", r["central_err"]), (f"central_est_h{k}", r["central_est"]),
+                  (f"forward_err_h{k}", r["forward_err"])]
+    items += [(f"central_err_h{_hkey(h)}_4sig", sweep.loc[sweep.h == h, "central_err"].item())
+              for h in (1e-5, 1e-6) if (sweep.h == h).any()]
+    items += [("central_best_h", sweep.loc[sweep.central_err.idxmin(), "h"]),
+              ("forward_best_h", sweep.loc[sweep.forward_err.idxmin(), "h"]),
+              ("forward_slope", slopes["forward"]), ("central_slope", slopes["central"])]
+    fits = pd.DataFrame([{"method": m, "slope": s, "theory": {"forward": 1, "central": 2}[m],
+                          "h_min": lo, "h_max": hi, "points": len(fit)} for m, s in slopes.items()])
+    return {"values": values_table("S5", items), "sweep": sweep, "slopes": fits}
+
+
+def measure_s6(a: float, b: float, complex_h: list[float], complex_controls_at: float) -> dict:
+    """S6: the complex step across h, and the controls where it works and where it fails."""
+    _, exact, _ = tape_gradients(a, b)
+    rows = []
+    for h in complex_h:
+        est = complex_step(lambda z: opening_loss_complex(z, b), a, h)
+        rows.append({"h": h, "estimate": est, "abs_err": abs(est - exact)})
+    sweep = pd.DataFrame(rows)
+    x = complex_controls_at
+    controls = [("tanh_deriv_1.5", "tanh at 1.5", complex_step(lambda z: opening_loss_complex(z, 0.0), 1.5, 1e-20),
+                 1 - math.tanh(1.5) ** 2),
+                (f"relu_branch_+{x:g}", f"ReLU branch at +{x:g}", complex_step(relu_real_branch, x, 1e-20), 1.0),
+                (f"relu_branch_-{x:g}", f"ReLU branch at -{x:g}", complex_step(relu_real_branch, -x, 1e-20), 0.0),
+                ("relu_branch_0", "ReLU branch at 0 (kink)", complex_step(relu_real_branch, 0.0, 1e-20), math.nan),
+                (f"abs_+{x:g}", f"abs at +{x:g}", complex_step(abs, x, 1e-20), 1.0)]
+    try:
+        max(0, complex(x, 1e-20))
+        exc = "none"
+    except TypeError as e:  # Python cannot order complex numbers
+        exc = type(e).__name__
+        exc_text = str(e)
+    table = pd.DataFrame([{"control": d, "complex_step": v, "real_slope": r} for _, d, v, r in controls]
+                         + [{"control": f"max(0, {x:g}+ih)", "complex_step": math.nan, "real_slope": 1.0}])
+    table["outcome"] = [""] * len(controls) + [f"{exc}: {exc_text}" if exc != "none" else "no exception"]
+    items = [(f"est_h{_hkey(h)}", e) for h, e in zip(sweep.h, sweep.estimate)]
+    items += [(f"err_h{_hkey(h)}", e) for h, e in zip(sweep.h, sweep.abs_err)]
+    items += [(q, v) for q, _, v, _ in controls] + [("max_exception", exc)]
+    return {"values": values_table("S6", items), "sweep": sweep, "controls": table}
+
+
+def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float,
+               control_coordinate: int, control_delta: float) -> dict:
+    """S7: directional checks of a torch gradient, and a corrupted gradient they must catch."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rows, cols))
+    x = rng.standard_normal(cols)
+    xt = torch.tensor(x, requires_grad=True)
+    (torch.tanh(torch.tensor(A) @ xt) ** 2).sum().backward()
+    g = xt.grad.numpy().copy()
+    bad = g.copy()
+    bad[control_coordinate] += control_delta
+    out = []
+    for d in range(directions):
+        v = rng.standard_normal(cols)
+        v /= np.linalg.norm(v)
+        slope = (directional_loss(A, x + h * v) - directional_loss(A, x - h * v)) / (2 * h)
+        out.append({"direction": d, "numerical_slope": slope, "grad_dot_v": float(g @ v),
+                    "abs_error": abs(slope - float(g @ v)), "corrupted_dot_v": float(bad @ v),
+                    "corrupted_abs_error": abs(slope - float(bad @ v))})
+    table = pd.DataFrame(out)
+    e0 = np.zeros(cols)
+    e0[0] = 1.0
+    coord0 = (directional_loss(A, x + h * e0) - directional_loss(A, x - h * e0)) / (2 * h)
+    items = [("max_abs_error", table.abs_error.max()), ("control_coord0_error", abs(coord0 - bad[0])),
+             ("control_min_error", table.corrupted_abs_error.min()),
+             ("control_max_error", table.corrupted_abs_error.max())]
+    notes = {"control_coord0_error": "finite-difference noise only: coordinate 0 is untouched"}
+    return {"values": values_table("S7", items, notes), "directions": table}
+
+
+def _s8_loss(x):
+    return (x[0] * x[1] + x[2] * x[2] + x[3] * x[3]).tanh()
+
+
+def measure_s8(modes_x: list[float]) -> dict:
+    """S8: forward mode (one seed per input) vs reverse mode (one backward pass)."""
+    fwd, ops = [], []
+    for i in range(len(modes_x)):
+        with count_ops() as counter:
+            out = _s8_loss([Dual(v, 1.0 if j == i else 0.0) for j, v in enumerate(modes_x)])
+        fwd.append(out.tangent)
+        ops.append(counter.ops)
+    with Tape() as tape:
+        leaves = [Value(v) for v in modes_x]
+        _s8_loss(leaves).backward()
+    rev = [v.grad for v in leaves]
+    table = pd.DataFrame({"input": [f"x{i}" for i in range(len(modes_x))], "x": modes_x,
+                          "forward_mode": fwd, "reverse_mode": rev, "forward_ops": ops})
+    items = [(f"grad_x{i}", r) for i, r in enumerate(rev)]
+    items += [(f"forward_ops_seed{i}", n) for i, n in enumerate(ops)]
+    items += [("forward_ops_total", sum(ops)), ("reverse_closures", tape.closures_run),
+              ("max_mode_diff", max(abs(f - r) for f, r in zip(fwd, rev)))]
+    return {"values": values_table("S8", items), "modes": table}

@@ -1,0 +1,194 @@
+"""S1-S4 and S10: the opening comparison, nudges, chain rule by hand, the bugs, micrograd."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pandas as pd
+import torch
+
+from .numdiff import central_difference, opening_loss
+from .tape import Tape, Value, graph_size
+
+
+def values_table(mid: str, items: list[tuple[str, object]], notes: dict | None = None) -> pd.DataFrame:
+    """The long `values` table every job writes: id, quantity, value, note."""
+    notes = notes or {}
+    return pd.DataFrame([{"id": mid, "quantity": q, "value": v, "note": notes.get(q, "")}
+                         for q, v in items])
+
+
+def tape_gradients(a: float, b: float, *, overwrite: bool = False, order: str = "reverse"):
+    """(L, dL/da, dL/db) of tanh(a*b + a) on the tape, optionally with an S4 bug."""
+    with Tape(overwrite=overwrite):
+        va, vb = Value(a), Value(b)
+        loss = (va * vb + va).tanh()
+        loss.backward(order=order)
+    return loss.data, va.grad, vb.grad
+
+
+def torch_gradients(a: float, b: float, dtype: torch.dtype):
+    """(L, dL/da, dL/db) from torch autograd in `dtype`."""
+    ta = torch.tensor(a, dtype=dtype, requires_grad=True)
+    tb = torch.tensor(b, dtype=dtype, requires_grad=True)
+    loss = torch.tanh(ta * tb + ta)
+    loss.backward()
+    return loss.item(), ta.grad.item(), tb.grad.item()
+
+
+def measure_s1(a: float, b: float, reference_h: float) -> dict:
+    """S1: tape vs torch float64/float32 vs a central difference."""
+    L, ga, gb = tape_gradients(a, b)
+    _, t64a, t64b = torch_gradients(a, b, torch.float64)
+    _, t32a, t32b = torch_gradients(a, b, torch.float32)
+    cd = central_difference(lambda x: opening_loss(x, b), a, reference_h)
+    rows = [("tape", L, ga, gb), ("torch float64", L, t64a, t64b),
+            ("torch float32", L, t32a, t32b), (f"central difference h={reference_h:g}", L, cd, math.nan)]
+    table = pd.DataFrame(rows, columns=["method", "L", "dL_da", "dL_db"])
+    table["abs_diff_da_vs_tape"] = (table["dL_da"] - ga).abs()
+    items = [("forward_L", L), ("tape_dL_da", ga), ("tape_dL_db", gb), ("torch64_dL_da", t64a),
+             ("torch64_dL_db", t64b), (f"central_h{reference_h:g}_dL_da", cd),
+             (f"central_h{reference_h:g}_abs_diff", abs(cd - ga)), ("torch32_dL_da", t32a),
+             ("torch32_abs_diff", abs(t32a - ga))]
+    return {"values": values_table("S1", items), "gradients": table}
+
+
+def measure_s2(nudge_x: float, nudges: list[float]) -> dict:
+    """S2: (f(x+h) - f(x)) / h for f = x^2 approaches 2x."""
+    f = lambda x: x * x  # noqa: E731
+    rows = [{"nudge": h, "f_x": f(nudge_x), "f_x_plus_h": f(nudge_x + h),
+             "ratio": (f(nudge_x + h) - f(nudge_x)) / h, "exact_2x_plus_h": 2 * nudge_x + h}
+            for h in nudges]
+    table = pd.DataFrame(rows)
+    items = [(f"ratio_h{r['nudge']:g}", r["ratio"]) for r in rows]
+    items.append((f"f_at_{nudge_x + nudges[0]:g}", rows[0]["f_x_plus_h"]))
+    return {"values": values_table("S2", items), "nudges": table}
+
+
+def measure_s3(a: float, b: float) -> dict:
+    """S3: the chain rule by hand, route by route."""
+    m = a * b
+    z = m + a
+    L = math.tanh(z)
+    dL_dz = 1 - L * L
+    route_m = dL_dz * 1 * b      # a -> m -> z -> L: dm/da = b
+    route_direct = dL_dz * 1     # a -> z -> L
+    items = [("m", m), ("z", z), ("dL_dz", dL_dz), ("dL_db", dL_dz * 1 * a),
+             ("route_through_m", route_m), ("route_direct", route_direct),
+             ("route_sum", route_m + route_direct)]
+    routes = pd.DataFrame([{"route": "a -> m -> z -> L", "factors": "dL/dz * dz/dm * dm/da", "value": route_m},
+                           {"route": "a -> z -> L", "factors": "dL/dz * dz/da", "value": route_direct},
+                           {"route": "sum", "factors": "", "value": route_m + route_direct}])
+    return {"values": values_table("S3", items), "routes": routes}
+
+
+def measure_s4(a: float, b: float) -> dict:
+    """S4: the correct tape, the overwrite bug and the wrong-order bug; count exceptions."""
+    rows, raised = [], 0
+    for name, kw in [("correct +=", {}), ("BUG = (overwrite)", {"overwrite": True}),
+                     ("BUG wrong order", {"order": "forward"})]:
+        try:
+            _, ga, gb = tape_gradients(a, b, **kw)
+        except Exception:  # noqa: BLE001 - the probe's point is that nothing raises
+            raised += 1
+            ga = gb = math.nan
+        rows.append({"variant": name, "dL_da": ga, "dL_db": gb})
+    exact_da = (1 - math.tanh(a * b + a) ** 2) * (b + 1)
+    exact_db = (1 - math.tanh(a * b + a) ** 2) * a
+    rows.insert(0, {"variant": "analytic", "dL_da": exact_da, "dL_db": exact_db})
+    table = pd.DataFrame(rows)
+    items = [("overwrite_dL_da", rows[2]["dL_da"]), ("overwrite_dL_db", rows[2]["dL_db"]),
+             ("wrong_order_dL_da", rows[3]["dL_da"]), ("wrong_order_dL_db", rows[3]["dL_db"]),
+             ("exceptions_raised", raised)]
+    return {"values": values_table("S4", items), "variants": table}
+
+
+class Neuron:
+    """micrograd's neuron: sum(w_i x_i, b) then ReLU unless it is the output layer."""
+
+    def __init__(self, n_in: int, rng: random.Random, nonlin: bool):
+        self.w = [Value(rng.uniform(-1, 1)) for _ in range(n_in)]
+        self.b = Value(0.0)
+        self.nonlin = nonlin
+
+    def __call__(self, x):
+        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        return act.relu() if self.nonlin else act
+
+    def parameters(self):
+        return self.w + [self.b]
+
+
+def build_mlp(sizes: list[int], seed: int) -> list[list[Neuron]]:
+    """Layers of Neurons; the last layer is linear, as in micrograd."""
+    rng = random.Random(seed)
+    return [[Neuron(sizes[i], rng, nonlin=i != len(sizes) - 2) for _ in range(sizes[i + 1])]
+            for i in range(len(sizes) - 1)]
+
+
+def mlp_forward(layers, x):
+    """Output Value (or list of Values) of the MLP on one example."""
+    for layer in layers:
+        x = [n(x) for n in layer]
+    return x[0] if len(x) == 1 else x
+
+
+def torch_mlp_grads(layers, inputs, targets) -> list[float]:
+    """Gradients of the same loss from torch float32, same weights, same order."""
+    params = [torch.tensor([n.w[i].data for i in range(len(n.w))] + [n.b.data], dtype=torch.float32,
+                           requires_grad=True) for layer in layers for n in layer]
+    loss = torch.zeros((), dtype=torch.float32)
+    for x, y in zip(inputs, targets):
+        h = torch.tensor(x, dtype=torch.float32)
+        k = 0
+        for li, layer in enumerate(layers):
+            outs = []
+            for _ in layer:
+                p = params[k]
+                k += 1
+                act = (p[:-1] * h).sum() + p[-1]
+                outs.append(torch.relu(act) if li != len(layers) - 1 else act)
+            h = torch.stack(outs)
+        loss = loss + (h[0] - y) ** 2
+    loss.backward()
+    return [g for p in params for g in p.grad.tolist()]
+
+
+def measure_s10(expression: dict, mlp: dict) -> dict:
+    """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP."""
+    a, b, c = expression["a"], expression["b"], expression["c"]
+    grads = {}
+    for name, overwrite in [("accumulate", False), ("overwrite", True)]:
+        with Tape(overwrite=overwrite) as tape:
+            va, vb, vc = Value(a), Value(b), Value(c)
+            out = (va * vb + vc).relu() * va
+            out.backward()
+        grads[name] = va.grad
+        nodes = graph_size(out)
+        assert nodes == tape.nodes
+    ta = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    (torch.relu(ta * b + c) * ta).backward()
+
+    with Tape() as tape:
+        layers = build_mlp(mlp["sizes"], mlp["seed"])
+        params = [p for layer in layers for n in layer for p in n.parameters()]
+        loss = sum((mlp_forward(layers, x) - y) ** 2 for x, y in zip(mlp["inputs"], mlp["targets"]))
+        loss.backward()
+    tape_grads = [p.grad for p in params]
+    torch_grads = torch_mlp_grads(layers, mlp["inputs"], mlp["targets"])
+    diffs = [abs(t - g) for t, g in zip(tape_grads, torch_grads)]
+    per_param = pd.DataFrame({"param": range(len(params)), "tape_grad": tape_grads,
+                              "torch_float32_grad": torch_grads, "abs_diff": diffs})
+    by_op = pd.Series([n.op or "leaf/constant" for n in _nodes(loss)]).value_counts()
+    node_table = pd.DataFrame({"op": by_op.index, "nodes": by_op.values})
+    items = [("expr_nodes", nodes), ("a_grad_accumulate", grads["accumulate"]),
+             ("a_grad_torch", ta.grad.item()), ("a_grad_overwrite", grads["overwrite"]),
+             ("mlp_params", len(params)), ("mlp_nodes", graph_size(loss)),
+             ("mlp_max_grad_diff", max(diffs)), ("mlp_loss", loss.data)]
+    return {"values": values_table("S10", items), "mlp_grads": per_param, "mlp_nodes_by_op": node_table}
+
+
+def _nodes(root: Value):
+    from .tape import topological
+    return topological(root)

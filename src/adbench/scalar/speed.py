@@ -1,0 +1,81 @@
+"""S9: the Python tape against torch on a length-n dot product followed by tanh."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import torch
+
+from .. import timing
+from .probes import values_table
+from .tape import Value
+
+SLOW, FAST = "tape", "torch"
+
+
+def make_candidates(length: int, seed: int):
+    """Two closures computing tanh(w·x) forward + backward; also their value and dL/dw[0]."""
+    rng = random.Random(seed)
+    w0 = [rng.uniform(-1, 1) / length ** 0.5 for _ in range(length)]
+    x0 = [rng.uniform(-1, 1) for _ in range(length)]
+    w_t = torch.tensor(w0, dtype=torch.float64, requires_grad=True)
+    x_t = torch.tensor(x0, dtype=torch.float64)
+
+    def tape_step():
+        w = [Value(v) for v in w0]
+        out = sum((wi * xi for wi, xi in zip(w, x0)), Value(0.0)).tanh()
+        out.backward()
+        return out.data, w[0].grad
+
+    def torch_step():
+        w_t.grad = None
+        out = torch.tanh(w_t @ x_t)
+        out.backward()
+        return out.item(), w_t.grad[0].item()
+
+    return {SLOW: tape_step, FAST: torch_step}
+
+
+def check_agreement(cands) -> dict:
+    """Both candidates must compute the same value and gradient before they are timed."""
+    (v1, g1), (v2, g2) = cands[SLOW](), cands[FAST]()
+    if abs(v1 - v2) > 1e-12 or abs(g1 - g2) > 1e-12:
+        raise AssertionError(f"tape ({v1}, {g1}) and torch ({v2}, {g2}) disagree; refusing to time")
+    return {"value": v1, "grad_w0": g1, "abs_diff_value": abs(v1 - v2), "abs_diff_grad": abs(g1 - g2)}
+
+
+def measure_calibration(dot_length: int, target_ms: float, seed: int) -> dict:
+    """Loop counts per candidate, fixed once and reused by every process run."""
+    cands = make_candidates(dot_length, seed)
+    check = check_agreement(cands)
+    loops = {n: timing.calibrate(fn, target_ms / 1e3) for n, fn in cands.items()}
+    table = pd.DataFrame([{"candidate": n, "loops": k, **check} for n, k in loops.items()])
+    return {"calibration": table}
+
+
+def measure_run(dot_length: int, rounds: int, warmup: int, seed: int, process: int,
+                calibration: pd.DataFrame) -> dict:
+    """One process run: warm-up then balanced randomized rounds; raw samples out."""
+    cands = make_candidates(dot_length, seed)
+    check_agreement(cands)
+    loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
+    samples = timing.run_rounds(cands, loops, rounds, warmup, seed=seed * 1000 + process)
+    samples.insert(0, "process", process)
+    samples["order_seed"] = seed * 1000 + process
+    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads()}}
+
+
+def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
+    """Per-process medians, ratio range and the bootstrap CI of the paired log ratio."""
+    allraw = pd.concat(samples, ignore_index=True)
+    proc = timing.per_process(allraw, SLOW, FAST)
+    point, lo, hi = timing.bootstrap_ratio_ci(timing.paired_log_ratios(allraw, SLOW, FAST), bootstrap, seed)
+    items = [("tape_median_min_us", proc[f"{SLOW}_median_us"].min()),
+             ("tape_median_max_us", proc[f"{SLOW}_median_us"].max()),
+             ("torch_median_min_us", proc[f"{FAST}_median_us"].min()),
+             ("torch_median_max_us", proc[f"{FAST}_median_us"].max()),
+             ("ratio_min", proc.ratio.min()), ("ratio_max", proc.ratio.max()),
+             ("ratio_ci_point", point), ("ratio_ci_low", lo), ("ratio_ci_high", hi),
+             ("noisy_processes", int(proc[[f"{SLOW}_noisy", f"{FAST}_noisy"]].any(axis=1).sum()))]
+    return {"values": values_table("S9", items), "per_process": proc, "samples": allraw}

@@ -1,0 +1,1 @@
+# Rules of the charlm family are added by its issue.

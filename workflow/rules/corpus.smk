@@ -1,0 +1,1 @@
+# Rules of the corpus family are added by its issue.

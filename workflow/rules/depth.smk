@@ -1,0 +1,1 @@
+# Rules of the depth family are added by its issue.

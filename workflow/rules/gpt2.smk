@@ -1,0 +1,1 @@
+# Rules of the gpt2 family are added by its issue.

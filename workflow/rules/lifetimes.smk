@@ -1,0 +1,1 @@
+# Rules of the lifetimes family are added by its issue.

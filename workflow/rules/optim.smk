@@ -1,0 +1,1 @@
+# Rules of the optim family are added by its issue.

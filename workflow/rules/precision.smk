@@ -1,0 +1,1 @@
+# Rules of the precision family are added by its issue.

@@ -1,0 +1,1 @@
+# Rules of the tensor family are added by its issue.
