@@ -11,7 +11,8 @@ import torch
 from .dual import Dual, count_ops
 from .numdiff import (central_difference, complex_step, directional_loss, forward_difference,
                       loglog_slope, opening_loss, opening_loss_complex, relu_real_branch)
-from .probes import tape_gradients, values_table
+from ..tables import values_table
+from .probes import tape_gradients
 from .tape import Tape, Value
 
 

@@ -8,15 +8,9 @@ import random
 import pandas as pd
 import torch
 
+from ..tables import values_table
 from .numdiff import central_difference, opening_loss
 from .tape import Tape, Value, graph_size
-
-
-def values_table(mid: str, items: list[tuple[str, object]], notes: dict | None = None) -> pd.DataFrame:
-    """The long `values` table every job writes: id, quantity, value, note."""
-    notes = notes or {}
-    return pd.DataFrame([{"id": mid, "quantity": q, "value": v, "note": notes.get(q, "")}
-                         for q, v in items])
 
 
 def tape_gradients(a: float, b: float, *, overwrite: bool = False, order: str = "reverse"):

@@ -8,7 +8,7 @@ import pandas as pd
 import torch
 
 from .. import timing
-from .probes import values_table
+from ..tables import values_table
 from .tape import Value
 
 SLOW, FAST = "tape", "torch"
