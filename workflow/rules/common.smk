@@ -49,4 +49,4 @@ def report_inputs(wildcards=None):
 
 def report_values(wildcards=None):
     """The registered values.csv files: what the comparison joins to the documented table."""
-    return [p for p in report_inputs() if p.endswith("/values.csv")]
+    return [p for p in report_inputs() if Path(p).name == "values.csv"]

@@ -1,1 +1,31 @@
-# Rules of the corpus family are added by its issue.
+# Shared text corpus (C1 training/evaluation and the GPT-2 family): full text, a
+# deterministic split (the last corpus.heldout_fraction held out), sha256 and source.
+
+def corpus_source(wildcards):
+    """The user's corpus file as input (so editing it re-runs the rule); none for the default."""
+    return [config["corpus"]["path"]] if config["corpus"]["path"] else []
+
+
+rule corpus:
+    input:
+        corpus_source,
+    output:
+        corpus="results/corpus/corpus.txt",
+        train="results/corpus/train.txt",
+        heldout="results/corpus/heldout.txt",
+        stats="results/corpus/stats.csv",
+        meta="results/corpus/meta.json",
+    params:
+        args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
+        prov=prov("adbench.corpus", packages=()),
+    log:
+        "logs/corpus.log",
+    benchmark:
+        "benchmarks/corpus.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/corpus.py"
+
+
+register("charlm", "results/corpus/stats.csv", "results/corpus/meta.json")

@@ -1,0 +1,112 @@
+"""One training loop with four bug switches; logs loss and per-group gradient norms before clipping."""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import time
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from .model import CharGPT, GPTConfig, param_groups
+
+log = logging.getLogger(__name__)
+
+# Each variant is the correct loop with one switch flipped (loss_scale comes from config).
+VARIANTS = {
+    "correct": {},
+    "no_zero_grad": {"zero_grad": False},
+    "unshifted_targets": {"shift_targets": False},
+    "loss_x40": {"scale_loss": True},
+    "detached_positions": {"detach_positions": True},
+}
+SWITCHES = {"zero_grad": True, "shift_targets": True, "scale_loss": False, "detach_positions": False}
+
+
+def switches(variant: str) -> dict[str, bool]:
+    """The four switches of `variant`."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown C1 variant {variant!r}; expected one of {sorted(VARIANTS)}")
+    return {**SWITCHES, **VARIANTS[variant]}
+
+
+def encode(text: str, vocab: str) -> torch.Tensor:
+    """Characters -> int64 ids in `vocab` order."""
+    index = {ch: i for i, ch in enumerate(vocab)}
+    return torch.tensor([index[ch] for ch in text], dtype=torch.long)
+
+
+def get_batch(data: torch.Tensor, batch_size: int, block_size: int, shift_targets: bool,
+              gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random windows: x (B, T) and y (B, T); y is x moved on by one unless the bug is on."""
+    starts = torch.randint(len(data) - block_size - 1, (batch_size,), generator=gen)
+    x = torch.stack([data[s:s + block_size] for s in starts])
+    if not shift_targets:
+        return x, x.clone()  # the bug: the target is the character the model was just given
+    return x, torch.stack([data[s + 1:s + 1 + block_size] for s in starts])
+
+
+def group_grad_norms(model: CharGPT) -> dict[str, float]:
+    """L2 norm of the current .grad per parameter group (None counts as 0) and the total."""
+    out = {}
+    for name, params in param_groups(model).items():
+        sq = sum(float(p.grad.double().pow(2).sum()) for p in params if p.grad is not None)
+        out[name] = math.sqrt(sq)
+    out["total"] = math.sqrt(sum(v * v for v in out.values()))
+    return out
+
+
+def train_step(model: CharGPT, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+               sw: dict, loss_scale: float, grad_clip: float) -> tuple[float, dict[str, float]]:
+    """One optimizer step; returns the unscaled loss and gradient norms measured before clipping."""
+    if sw["zero_grad"]:
+        opt.zero_grad(set_to_none=True)
+    logits = model(x)  # (B, T, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    (loss * loss_scale if sw["scale_loss"] else loss).backward()
+    norms = group_grad_norms(model)
+    if grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
+    return loss.item(), norms
+
+
+def make_optimizer(model: CharGPT, lr: float, weight_decay: float, betas) -> torch.optim.AdamW:
+    """AdamW with nanoGPT's grouping: decay matrices and tables, not biases or norms."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=tuple(betas))
+
+
+def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
+                  block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
+                  weight_decay: float, betas, grad_clip: float, log_every: int, loss_scale: float,
+                  seed: int, **_: object) -> dict:
+    """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes)."""
+    sw = switches(variant)
+    torch.manual_seed(seed)  # same initial weights for every variant
+    cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"])
+    model = CharGPT(cfg)
+    opt = make_optimizer(model, lr, weight_decay, betas)
+    data = encode(train_text, vocab)
+    gen = torch.Generator().manual_seed(seed)  # same batches for every variant
+    curve, norms, t0 = [], [], time.perf_counter()
+    for step in range(1, steps + 1):
+        x, y = get_batch(data, batch_size, block_size, sw["shift_targets"], gen)
+        loss, gn = train_step(model, opt, x, y, sw, loss_scale, grad_clip)
+        curve.append({"variant": variant, "step": step, "train_loss": loss})
+        if step == 1 or step % log_every == 0 or step == steps:
+            norms += [{"variant": variant, "step": step, "group": g, "grad_norm": v} for g, v in gn.items()]
+            log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, step, steps,
+                     loss, gn["total"], time.perf_counter() - t0)
+    buf = io.BytesIO()
+    torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
+                "state_dict": model.state_dict()}, buf)
+    n_params = sum(p.numel() for p in model.parameters())
+    return {"curve": pd.DataFrame(curve), "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
+            "_meta": {"variant": variant, "switches": sw, "parameters": n_params,
+                      "train_seconds": time.perf_counter() - t0, "vocab_size": len(vocab)}}

@@ -1,0 +1,55 @@
+"""Shared fixtures: the repository root, a disposable copy of it, and a Snakemake runner."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "report", "envs"]
+
+
+def copy_project(dest: Path) -> Path:
+    """A copy of the pipeline (sources only, no results) that a test may modify."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "report.html")
+    for name in COPY:
+        src = ROOT / name
+        (shutil.copytree(src, dest / name, ignore=ignore) if src.is_dir() else shutil.copy2(src, dest / name))
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run Snakemake in `workdir` on that directory's own Snakefile and package sources."""
+    full_env = {**os.environ, "PYTHONPATH": str(workdir / "src"), **(env or {})}
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(workdir / "Snakefile"), *args]
+    return subprocess.run(cmd, cwd=workdir, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def planned_jobs(out: str) -> dict[str, int]:
+    """Rule -> job count from the 'Job stats' table of a dry run (empty when nothing to do)."""
+    jobs, inside = {}, False
+    for line in out.splitlines():
+        if line.startswith("job ") and "count" in line:
+            inside = True
+            continue
+        if inside:
+            m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+            if not m or m.group(1) == "total":
+                if m:
+                    break
+                continue
+            jobs[m.group(1)] = int(m.group(2))
+    return jobs
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh copy of the project in a temporary directory."""
+    return copy_project(tmp_path / "project")

@@ -1,0 +1,85 @@
+"""The comparison: printed-digit tolerances, verdicts per kind, the documented table."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from adbench import documented
+from adbench.compare import (KINDS, compare, format_like, parse_printed, verdict, within_printed)
+from adbench.families import FAMILIES
+
+
+@pytest.mark.parametrize("printed, value, tol", [
+    ("0.2710599584", 0.2710599584, 0.5e-10), ("6.68e-12", 6.68e-12, 0.5e-14), ("124,439,808", 124439808, 0.5),
+    ("-3", -3.0, 0.5), ("0.0000000000", 0.0, 0.5e-10), ("17.98%", 17.98, 0.005), ("inf", math.inf, 0.0)])
+def test_parse_printed_gives_half_unit_of_last_digit(printed, value, tol):
+    v, t = parse_printed(printed)
+    assert v == value and t == pytest.approx(tol, rel=1e-12)
+
+
+def test_text_is_not_a_number():
+    assert parse_printed("TypeError") is None
+
+
+def test_within_printed_uses_exact_decimal_arithmetic():
+    # The binary double nearest -0.18070663892364855 prints as ...6485 with 16 decimals.
+    assert within_printed("-0.1807066389236485", -0.18070663892364855)
+    assert not within_printed("-0.1807066389236485", -0.18070663892364858)
+    assert within_printed("6.1", (3.1 ** 2 - 9) / 0.1)
+    assert not within_printed("0.993", 0.9936)
+
+
+@pytest.mark.parametrize("kind", ["exact", "derived"])
+def test_exact_kinds_mismatch_outside_printed_digits(kind):
+    assert verdict(kind, "0.2710599584", 0.2710599584)[0] == "match"
+    assert verdict(kind, "0.2710599584", 0.2710599590)[0] == "MISMATCH"
+
+
+def test_non_exact_kinds_differ_within_an_order_and_mismatch_beyond():
+    for kind in ("shape", "timing", "rounding"):
+        status, note = verdict(kind, "0.004327", 0.0244)
+        assert status == "differs" and note
+        assert verdict(kind, "0.004327", 0.5)[0] == "MISMATCH"
+        assert verdict(kind, "0.004327", -0.004327)[0] == "MISMATCH"
+
+
+def test_pretrained_rows_from_a_random_model_differ_with_reason():
+    status, note = verdict("pretrained", "3.434449", 10.9, model_source="random")
+    assert status == "differs" and "random" in note
+    assert verdict("pretrained", "3.434449", 3.434449, model_source="pretrained")[0] == "match"
+    assert verdict("pretrained", "3.434449", 40.0, model_source="pretrained")[0] == "MISMATCH"
+
+
+def test_missing_and_text_rows():
+    assert verdict("exact", "1.0", None)[0] == "MISSING"
+    assert verdict("exact", "TypeError", "TypeError")[0] == "match"
+    assert verdict("exact", "is at version 1; expected version 0", "x is at version 2; expected version 0")[0] == "MISMATCH"
+
+
+def test_format_like_copies_the_documented_notation():
+    assert format_like("6.68e-12", 6.679407e-12) == "6.68e-12"
+    assert format_like("1e-5", 1e-05) == "1e-5"
+    assert format_like("124,439,808", 124439808.0) == "124,439,808"
+    assert format_like("0.0000000000", -0.0) in ("0.0000000000", "-0.0000000000")
+    assert format_like("8.784e-04", 8.7838e-4) == "8.784e-04"
+
+
+def test_compare_joins_on_id_and_quantity():
+    doc = pd.DataFrame([{"id": "X1", "quantity": "q", "description": "d", "documented": "2.50",
+                         "unit": "", "kind": "exact", "doc": "000", "section": "s", "note": ""}])
+    out = compare(doc, pd.DataFrame([{"id": "X1", "quantity": "q", "value": 2.504, "note": ""}]))
+    assert out.loc[0, "status"] == "match" and out.loc[0, "measured_printed"] == "2.50"
+    out = compare(doc, pd.DataFrame([{"id": "X1", "quantity": "other", "value": 2.5, "note": ""}]))
+    assert out.loc[0, "status"] == "MISSING"
+
+
+def test_documented_table_is_well_formed():
+    df = documented.load()
+    assert set(df.kind) <= set(KINDS)
+    ids = {i for f in FAMILIES for i in f.ids}
+    assert set(df.id) <= ids, set(df.id) - ids
+    # Every numeric documented value parses; text values are deliberate (error names, messages).
+    numeric = df[df.documented.map(parse_printed).notna()]
+    assert len(numeric) > 0.8 * len(df)
+    assert {"S1", "S5", "S9", "S10"} <= set(df.id)

@@ -1,0 +1,105 @@
+"""Smoke run of the whole DAG with the tiny config, then the rerun semantics of the results contract."""
+
+import json
+import re
+import time
+
+import pandas as pd
+import pytest
+
+from adbench.families import FAMILIES
+from conftest import copy_project, planned_jobs, snakemake
+
+pytestmark = pytest.mark.slow
+SMOKE = ["--configfile", "config.yaml", ".test/config.yaml"]
+SMOKE_BUDGET_S = 60.0
+META_KEYS = {"versions", "device", "torch_threads", "seed", "config_hash", "wall_time_s", "cpu_model", "platform"}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """A project copy with a completed smoke run, and that run's wall time."""
+    project = copy_project(tmp_path_factory.mktemp("smoke") / "project")
+    t0 = time.perf_counter()
+    res = snakemake(project, "--cores", "2", *SMOKE)
+    elapsed = time.perf_counter() - t0
+    assert res.returncode == 0, res.stderr[-4000:]
+    return project, elapsed
+
+
+def dry_run(project, env=None):
+    res = snakemake(project, "--cores", "2", "-n", *SMOKE, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = planned_jobs(res.stdout + res.stderr)
+    jobs.pop("all", None)
+    return set(jobs)
+
+
+def test_smoke_dag_is_fast(smoke):
+    _, elapsed = smoke
+    print(f"smoke DAG wall time: {elapsed:.1f} s")
+    assert elapsed < SMOKE_BUDGET_S
+
+
+def test_report_has_every_catalog_anchor_and_no_external_requests(smoke):
+    html = (smoke[0] / "report/report.html").read_text()
+    for fam in FAMILIES:
+        for mid in fam.ids:
+            assert f'id="{mid}"' in html, mid
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # self-contained: nothing to fetch
+
+
+def test_comparison_has_no_mismatch_in_exact_rows(smoke):
+    comp = pd.read_csv(smoke[0] / "results/comparison.csv", dtype={"documented": str})
+    strict = comp[comp.kind.isin(["exact", "derived", "rounding"])]
+    bad = strict[strict.status.isin(["MISMATCH", "MISSING"])]
+    assert bad.empty, bad[["id", "quantity", "documented", "measured", "status"]].to_string()
+    assert (comp.status != "MISSING").all(), comp[comp.status == "MISSING"][["id", "quantity"]].to_string()
+    scalar = comp[comp.id.str.match(r"^S\d+$") & (comp.kind == "exact")]
+    assert len(scalar) > 50 and (scalar.status == "match").all()
+
+
+def test_every_job_wrote_provenance(smoke):
+    metas = list((smoke[0] / "results").rglob("*meta.json"))
+    assert len(metas) >= 10
+    for path in metas:
+        meta = json.loads(path.read_text())
+        if "rule" in meta:
+            assert META_KEYS <= set(meta), (path, META_KEYS - set(meta))
+
+
+def test_completed_run_has_nothing_to_do(smoke):
+    assert dry_run(smoke[0]) == set()
+
+
+def test_changed_parameter_reruns_exactly_its_job(smoke):
+    project = smoke[0]
+    overlay = project / ".test/config.yaml"
+    original = overlay.read_text()
+    overlay.write_text(original + "\nscalar:\n  nudges: [0.1, 0.01]\n")
+    try:
+        assert dry_run(project) == {"scalar_s2", "report_compare", "render_report"}
+    finally:
+        overlay.write_text(original)
+
+
+def test_changed_package_code_reruns_exactly_its_importers(smoke):
+    project = smoke[0]
+    module = project / "src/adbench/scalar/dual.py"
+    original = module.read_text()
+    module.write_text(original + "\n# a change to forward mode\n")
+    try:
+        # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
+        assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot",
+                                    "report_compare", "render_report"}
+    finally:
+        module.write_text(original)
+
+
+def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
+    project = smoke[0]
+    planned = dry_run(project, env={"ADBENCH_VERSION_OVERRIDE": json.dumps({"matplotlib": "99.0"})})
+    assert {"scalar_s5_plot", "scalar_s9_plot", "render_report"} <= planned
+    assert not any(re.match(r"scalar_s\d+$", r) for r in planned)
+    torch_bump = dry_run(project, env={"ADBENCH_VERSION_OVERRIDE": json.dumps({"torch": "2.99.0"})})
+    assert {f"scalar_s{i}" for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)} <= torch_bump
