@@ -69,13 +69,15 @@ def dashboard(final: float, correct: float, uniform: float) -> str:
 
 
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
-                    final_window: int, early_step: int) -> dict:
+                    grad_norms: pd.DataFrame, final_window: int, early_step: int) -> dict:
     """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view)."""
     held = heldout.set_index("variant")["heldout_loss"]
     base = baselines.set_index("baseline")["heldout_loss"]
     final = curves.groupby("variant")["train_loss"].apply(lambda s: s.tail(final_window).mean())
+    pos = grad_norms[grad_norms.group == "position_table"].groupby("variant")["grad_norm"]
     table = pd.DataFrame([{"variant": v, "final_train_loss": final[v], "heldout_loss": held[v],
                            "heldout_vs_correct_pct": 100 * (held[v] / held["correct"] - 1),
+                           "position_grad_min": pos.min()[v], "position_grad_max": pos.max()[v],
                            "loss_only_dashboard": "reference run" if v == "correct"
                            else dashboard(final[v], final["correct"], base["uniform"])}
                           for v in held.index])
@@ -83,7 +85,7 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
     items = [("unigram_heldout_loss", base["unigram"]), ("correct_heldout_loss", held["correct"]),
              ("no_zero_grad_train_loss_early", nzg[early_step]),
              ("no_zero_grad_final_train_loss", final["no_zero_grad"]),
-             ("charset_size", int(round(np.exp(base["uniform"])))), ("uniform_loss", base["uniform"]),
+             ("charset_size", int(baselines.set_index("baseline").loc["uniform", "characters"])), ("uniform_loss", base["uniform"]),
              ("unshifted_final_train_loss", final["unshifted_targets"]),
              ("unshifted_heldout_loss", held["unshifted_targets"]),
              ("loss_x40_heldout_loss", held["loss_x40"]),
@@ -92,4 +94,5 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
     notes["charset_size"] = "this corpus's character set, not the blog's"
-    return {"values": values_table("C1", items, notes), "summary": table}
+    return {"values": values_table("C1", items, notes), "summary": table, "curves": curves,
+            "grad_norms": grad_norms}

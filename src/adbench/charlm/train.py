@@ -85,7 +85,7 @@ def make_optimizer(model: CharGPT, lr: float, weight_decay: float, betas) -> tor
 def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
                   block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
                   weight_decay: float, betas, grad_clip: float, log_every: int, loss_scale: float,
-                  seed: int, **_: object) -> dict:
+                  seed: int) -> dict:
     """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes)."""
     sw = switches(variant)
     torch.manual_seed(seed)  # same initial weights for every variant
@@ -106,7 +106,7 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
     buf = io.BytesIO()
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
-    n_params = sum(p.numel() for p in model.parameters())
+    run = {"variant": variant, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
+           "train_seconds": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
     return {"curve": pd.DataFrame(curve), "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
-            "_meta": {"variant": variant, "switches": sw, "parameters": n_params,
-                      "train_seconds": time.perf_counter() - t0, "vocab_size": len(vocab)}}
+            "run": pd.DataFrame([run]), "_meta": {**run, "switches": sw, "vocab_size": len(vocab)}}

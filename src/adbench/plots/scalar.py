@@ -20,8 +20,7 @@ def plot_valley(sweep: pd.DataFrame, slopes: pd.DataFrame) -> dict:
     ax.axvspan(lo, hi, color="0.9", zorder=0, label="slope fit range")
     ax.set_xlabel("step h")
     ax.set_ylabel("|estimate − tape gradient|")
-    ax.set_title("Finite-difference error: truncation (right) vs rounding (left)")
-    ax.invert_xaxis()
+    ax.set_title("Finite-difference error: rounding (small h, left) vs truncation (large h, right)")
     ax.legend(fontsize=8)
     return {"figure": svg_bytes(fig)}
 

@@ -37,7 +37,8 @@ def softmax_xent_backward(z: list[float], target: int) -> tuple[list[float], flo
 def softmax_rows(s: Tensor) -> Tensor:
     """Row-wise softmax with the max shift; (T, T) -> (T, T)."""
     e = torch.exp(s - s.max(dim=1, keepdim=True).values)
-    return e / e.sum(dim=1, keepdim=True)
+    # times the reciprocal of the row sum, as torch's CPU kernel does (e / sum differs by an ulp)
+    return e * (1.0 / e.sum(dim=1, keepdim=True))
 
 
 def softmax_jvp(a: Tensor, g: Tensor) -> Tensor:
@@ -71,7 +72,7 @@ def layernorm_forward(x: Tensor, gamma: Tensor, beta: Tensor, eps: float) -> dic
     mean = x.sum() / d
     var = ((x - mean) ** 2).sum() / d
     rstd = 1.0 / torch.sqrt(var + eps)
-    xhat = (x - mean) * rstd
+    xhat = x * rstd - mean * rstd  # torch's CPU kernel form; (x - mean) * rstd differs by an ulp
     return {"mean": mean, "variance": var, "rstd": rstd, "xhat": xhat, "y": gamma * xhat + beta}
 
 

@@ -1,0 +1,69 @@
+"""Pieces the GPT-2 probes share: loading from job arguments, losses, norms, documented-index mapping."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .load import Loaded, load_gpt2
+
+# Layer and state indices the documents printed are for GPT-2 small (12 blocks).
+DOC_LAYERS = 12
+
+
+def load_from_args(model: dict, device: str, corpus_text: str | None) -> Loaded:
+    """load_gpt2 from the rule's `model` argument dict (source, revision, path, seed, ...)."""
+    return load_gpt2(source=model["source"], revision=model["revision"], path=model.get("path") or None,
+                     device=device, seed=model["seed"], random_config=model.get("random_config") or {},
+                     corpus_text=corpus_text, tokenizer_vocab_size=model["tokenizer_vocab_size"])
+
+
+def read_text(path: str | None) -> str | None:
+    """Whole corpus file as text (None when no path)."""
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def token_nll(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """Per-position surprise -log p(ids[t+1] | ids[:t+1]); logits (B, T, V), ids (B, T) -> (B, T-1)."""
+    logp = F.log_softmax(logits[:, :-1].float(), dim=-1)
+    return -logp.gather(-1, ids[:, 1:, None]).squeeze(-1)
+
+
+def norm(t: torch.Tensor) -> float:
+    """Frobenius / L2 norm in float64 (so the summary does not add fp32 rounding)."""
+    return float(torch.linalg.vector_norm(t.detach().double()))
+
+
+def mapped_index(doc_index: int, doc_count: int, count: int) -> int:
+    """Nearest index at the same relative depth when the model is smaller than the documents'."""
+    if count == doc_count:
+        return doc_index
+    return min(count - 1, round(doc_index * (count - 1) / (doc_count - 1)))
+
+
+def mapping_note(doc_index: int, used: int, what: str) -> str:
+    """Note for a row measured at a different index than the documents printed."""
+    return "" if doc_index == used else f"model is smaller than GPT-2 small: {what} {used} stands in for {doc_index}"
+
+
+def ln(x: float) -> float:
+    return math.log(x)
+
+
+def copy_meta(smk) -> None:
+    """Give every per-ID folder of a grouped job the job's full meta.json (outputs named meta_<ID>)."""
+    import json
+
+    from .. import io
+
+    with open(smk.output.meta, encoding="utf-8") as fh:
+        record = json.load(fh)
+    for name in smk.output.keys():
+        if name.startswith("meta_"):
+            io.write_json({**record, "measurement_id": name[5:], "shared_job_meta": smk.output.meta},
+                          getattr(smk.output, name))

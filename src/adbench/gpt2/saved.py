@@ -1,0 +1,122 @@
+"""Saved-tensor accounting for one forward pass, with and without per-block activation checkpointing."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils.checkpoint import checkpoint
+
+from .common import token_nll
+
+
+def _ckpt_forward(orig, *args, **kwargs):
+    return checkpoint(orig, *args, use_reentrant=False, **kwargs)
+
+
+@contextlib.contextmanager
+def checkpointed(net, enabled: bool = True):
+    """Recompute every transformer block during backward instead of keeping its saved tensors."""
+    blocks = list(net.transformer.h) if enabled else []
+    for b in blocks:
+        b.forward = functools.partial(_ckpt_forward, b.forward)
+    try:
+        yield
+    finally:
+        for b in blocks:
+            del b.forward  # back to the class's forward
+
+
+class Ledger:
+    """Counts saved tensors two ways: bytes per hook call, and bytes of distinct live storages."""
+
+    def __init__(self, params):
+        self.params = {p.untyped_storage()._cdata for p in params}
+        self.calls = self.call_bytes = self.unique = self.unique_bytes = self.param_bytes = 0
+        self.largest = 0
+        self._seen: dict[int, StorageWeakRef] = {}
+
+    def add_storage(self, t: torch.Tensor) -> None:
+        """Count t's storage once while it lives (a freed address reused later is a new storage)."""
+        st = t.untyped_storage()
+        key = st._cdata
+        ref = self._seen.get(key)
+        if ref is not None and not ref.expired():
+            return
+        self._seen[key] = StorageWeakRef(st)
+        if key in self.params:
+            self.param_bytes += st.nbytes()
+        else:
+            self.unique += 1
+            self.unique_bytes += st.nbytes()
+            self.largest = max(self.largest, st.nbytes())
+
+    def pack(self, t: torch.Tensor):
+        self.calls += 1
+        self.call_bytes += t.numel() * t.element_size()
+        self.add_storage(t)
+        return t
+
+    def count_and_drop(self, t: torch.Tensor) -> None:
+        """Count, then keep nothing: the graph holds None where the tensor would be."""
+        self.pack(t)
+
+
+def _identity(x):
+    return x
+
+
+def _rss() -> int:
+    """Resident set size of this process in bytes (Linux)."""
+    with open(f"/proc/{os.getpid()}/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
+    """One forward (loss = mean token NLL) under counting hooks; `keep` also runs backward.
+
+    With keep=False the hook drops each saved tensor after counting it, so a batch whose
+    saved tensors would not fit in memory can still be counted (no backward is possible then).
+    """
+    led = Ledger(net.parameters())
+    pack = led.pack if keep else led.count_and_drop
+    handles = []
+    if ckpt:  # checkpoint keeps each block's inputs alive for the recompute; count them too
+        def pre(module, args, kwargs):
+            for a in [*args, *kwargs.values()]:
+                if isinstance(a, torch.Tensor):
+                    led.add_storage(a)
+        handles = [b.register_forward_pre_hook(pre, with_kwargs=True) for b in net.transformer.h]
+    cuda = ids.is_cuda
+    if cuda:
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+    rss0 = _rss()
+    t0 = time.perf_counter()
+    with checkpointed(net, ckpt), torch.autograd.graph.saved_tensors_hooks(pack, _identity):
+        loss = token_nll(net(ids, use_cache=False).logits, ids).mean()
+    out = {"checkpoint": ckpt, "batch": ids.shape[0], "tokens": ids.shape[1], "kept": keep,
+           "hook_calls": led.calls, "bytes_per_hook_call": led.call_bytes, "unique_storages": led.unique,
+           "unique_storage_bytes": led.unique_bytes, "parameter_bytes_seen": led.param_bytes,
+           "largest_storage_bytes": led.largest, "forward_s": time.perf_counter() - t0,
+           "rss_growth_bytes": _rss() - rss0 if keep else None}
+    if cuda:
+        out["cuda_allocated_growth_bytes"] = torch.cuda.memory_allocated() - base
+    for h in handles:
+        h.remove()
+    if keep:  # the recompute closures were captured during forward; no patch needed now
+        loss.backward()
+        net.zero_grad(set_to_none=True)
+    del loss
+    return out
+
+
+def step(net, ids: torch.Tensor, ckpt: bool) -> None:
+    """One forward and backward (the timed unit)."""
+    with checkpointed(net, ckpt):
+        token_nll(net(ids, use_cache=False).logits, ids).mean().backward()
+    net.zero_grad(set_to_none=True)

@@ -1,0 +1,1 @@
+"""L family: gradient accumulation, graph and saved-value lifetimes, activation memory."""

@@ -1,0 +1,82 @@
+"""L4-L5: leaves vs non-leaves, and how long saved values and graphs live."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import torch
+
+from ..tables import values_table
+
+F64 = torch.float64
+
+
+def measure_l4(x: list[float]) -> dict:
+    """L4: x is a leaf without grad_fn; y = x*x is not; y.grad exists only after retain_grad()."""
+    xt = torch.tensor(x, dtype=F64, requires_grad=True)
+    y = xt * xt
+    y.sum().backward()
+    with warnings.catch_warnings(record=True) as caught:  # torch warns that non-leaf .grad is not populated
+        warnings.simplefilter("always")
+        default_y_grad = repr(y.grad)  # no retain_grad: the non-leaf gradient was released
+    xr = torch.tensor(x, dtype=F64, requires_grad=True)
+    yr = xr * xr
+    yr.retain_grad()
+    yr.sum().backward()
+    table = pd.DataFrame([
+        {"tensor": "x", "is_leaf": xt.is_leaf, "grad_fn": repr(xt.grad_fn), "grad": repr(xt.grad.tolist())},
+        {"tensor": "y = x*x", "is_leaf": y.is_leaf, "grad_fn": type(y.grad_fn).__name__, "grad": default_y_grad},
+        {"tensor": "y after retain_grad()", "is_leaf": yr.is_leaf, "grad_fn": type(yr.grad_fn).__name__,
+         "grad": repr(yr.grad.tolist())}])
+    # "None" spelled out with context: a bare "None" cell would read back from CSV as missing
+    items = [("x_is_leaf", str(xt.is_leaf)), ("x_grad_fn", f"{xt.grad_fn!r} (no creating operation)"),
+             ("y_is_leaf", str(y.is_leaf)),
+             ("y_grad_fn", type(y.grad_fn).__name__)]
+    items += [(f"x_grad_{i}", v) for i, v in enumerate(xt.grad.tolist())]
+    items += [("y_grad_default", f"{default_y_grad} (not retained)")]
+    items += [("y_grad_warning", " ".join(str(caught[0].message).split()[:12]) if caught else "no warning")]
+    items += [(f"y_grad_retained_{i}", v) for i, v in enumerate(yr.grad.tolist())]
+    return {"values": values_table("L4", items), "tensors": table}
+
+
+def _error_text(fn) -> str:
+    """The message of the RuntimeError `fn` raises (or 'no error')."""
+    try:
+        fn()
+    except RuntimeError as err:
+        return " ".join(str(err).split())  # one line; the message wraps differently per version
+    return "no error"
+
+
+def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
+    """L5: version-counter error, second-backward error, retain_graph, create_graph for x³."""
+    def inplace():
+        xt = torch.tensor(x, dtype=F64, requires_grad=True)
+        y = (xt * xt).sum()
+        with torch.no_grad():
+            xt.add_(shift)  # bumps xt's version from 0 to 1; MulBackward saved version 0
+        y.backward()
+
+    def twice():
+        xt = torch.tensor(x, dtype=F64, requires_grad=True)
+        y = (xt * xt).sum()
+        y.backward()
+        y.backward()  # the saved tensors were freed by the first call
+
+    xt = torch.tensor(x, dtype=F64, requires_grad=True)
+    y = (xt * xt).sum()
+    y.backward(retain_graph=True)
+    first = xt.grad.clone()
+    xt.grad = None
+    y.backward()  # the retained graph runs again
+    c = torch.tensor(cube_at, dtype=F64, requires_grad=True)
+    (d1,) = torch.autograd.grad(c ** 3, c, create_graph=True)  # d1 = 3c², itself differentiable
+    (d2,) = torch.autograd.grad(d1, c)
+    errors = pd.DataFrame([{"case": "in-place edit of a saved tensor", "message": _error_text(inplace)},
+                           {"case": "second backward without retain_graph", "message": _error_text(twice)}])
+    items = [("inplace_error", errors.message[0]), ("second_backward_error", errors.message[1])]
+    items += [(f"retain_graph_grad_{i}", v) for i, v in enumerate(xt.grad.tolist())]
+    items += [(f"retain_graph_first_grad_{i}", v) for i, v in enumerate(first.tolist())]
+    items += [("create_graph_first", d1.item()), ("create_graph_second", d2.item())]
+    return {"values": values_table("L5", items), "errors": errors}

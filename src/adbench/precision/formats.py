@@ -1,0 +1,137 @@
+"""P1-P3, P7, P8: format landmarks, casts of small gradients, spacing, bf16 beside fp16.
+
+Every landmark is read from the format itself (torch.finfo, torch.nextafter) and
+cross-checked against numpy's float16 where numpy has the type; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..tables import values_table
+
+log = logging.getLogger(__name__)
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64}
+
+
+def cast(x: float, dtype: torch.dtype) -> float:
+    """Round a binary64 number to `dtype` (round to nearest, ties to even) and back."""
+    return torch.tensor(x, dtype=torch.float64).to(dtype).to(torch.float64).item()
+
+
+def next_above(x: float, dtype: torch.dtype) -> float:
+    """The next representable value above `x` in `dtype`."""
+    a = torch.tensor(x, dtype=dtype)
+    return torch.nextafter(a, torch.tensor(float("inf"), dtype=dtype)).double().item()
+
+
+def landmarks(dtype: torch.dtype) -> dict[str, float]:
+    """Smallest normal, smallest subnormal, largest finite and gap above 1.0 of a format."""
+    fi = torch.finfo(dtype)
+    return {"smallest_normal": float(fi.smallest_normal), "smallest_subnormal": next_above(0.0, dtype),
+            "largest": float(fi.max), "gap_above_1": next_above(1.0, dtype) - 1.0}
+
+
+def _numpy_fp16_landmarks() -> dict[str, float]:
+    """The same landmarks from numpy's independent float16 implementation."""
+    fi = np.finfo(np.float16)
+    one = np.float16(1)
+    return {"smallest_normal": float(fi.smallest_normal), "smallest_subnormal": float(fi.smallest_subnormal),
+            "largest": float(fi.max), "gap_above_1": float(np.nextafter(one, np.float16(2)) - one)}
+
+
+def _check_numpy(name: str, torch_value: float, numpy_value: float) -> None:
+    if torch_value != numpy_value:
+        raise AssertionError(f"{name}: torch gives {torch_value!r}, numpy float16 gives {numpy_value!r}")
+
+
+def measure_p1() -> dict:
+    """P1: fp16 landmarks for every format, with numpy as a cross-check for fp16."""
+    table = pd.DataFrame([{"format": k, **landmarks(dt)} for k, dt in DTYPES.items()])
+    ours, ref = landmarks(torch.float16), _numpy_fp16_landmarks()
+    for k in ours:
+        _check_numpy(f"fp16 {k}", ours[k], ref[k])
+    table["log2_smallest_normal"] = np.log2(table.smallest_normal)
+    table["log2_smallest_subnormal"] = np.log2(table.smallest_subnormal)
+    items = [(f"fp16_{k}", v) for k, v in ours.items()]
+    return {"values": values_table("P1", items, {q: "torch and numpy float16 agree bit for bit" for q, _ in items}),
+            "landmarks": table}
+
+
+def measure_p2(grads: list[float]) -> dict:
+    """P2: small gradients cast to fp16 (torch) beside numpy's float16."""
+    rows = []
+    for g in grads:
+        t, n = cast(g, torch.float16), float(np.float16(g))
+        _check_numpy(f"cast {g:g}", t, n)
+        sub = landmarks(torch.float16)["smallest_subnormal"]
+        rows.append({"grad": g, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
+    items = [(f"cast_{r['grad']:.0e}", r["fp16"]) for r in rows]
+    return {"values": values_table("P2", items), "casts": pd.DataFrame(rows)}
+
+
+def error_sweep(lo_exp: float, hi_exp: float, points: int) -> pd.DataFrame:
+    """Relative error of fp16 and bf16 casts at `points` log-spaced x in [10^lo, 10^hi]."""
+    x = torch.logspace(lo_exp, hi_exp, points, dtype=torch.float64)
+    out = {"x": x.numpy()}
+    for k in ("fp16", "bf16"):
+        c = x.to(DTYPES[k]).to(torch.float64)
+        out[f"{k}_rel_error"] = ((c - x).abs() / x).numpy()
+    return pd.DataFrame(out)
+
+
+def measure_p3(xs: list[float], sweep: dict) -> dict:
+    """P3: relative representation error |cast(x) - x| / |x| in fp16 and bf16."""
+    rows = [{"x": x, "fp16": cast(x, torch.float16), "fp16_rel_error": abs(cast(x, torch.float16) - x) / abs(x),
+             "bf16": cast(x, torch.bfloat16), "bf16_rel_error": abs(cast(x, torch.bfloat16) - x) / abs(x)}
+            for x in xs]
+    items = [(f"relerr_{r['x']:.0e}", r["fp16_rel_error"]) for r in rows]
+    return {"values": values_table("P3", items), "errors": pd.DataFrame(rows),
+            "sweep": error_sweep(sweep["lo_exp"], sweep["hi_exp"], sweep["points"])}
+
+
+def measure_p7(weights: list[float], update: float) -> dict:
+    """P7: gap to the next fp16 value above each weight, and whether +update moves it."""
+    u16 = torch.tensor(update, dtype=torch.float16)
+    rows = []
+    for w in weights:
+        w16 = torch.tensor(w, dtype=torch.float16)
+        moved = bool((w16 + u16) != w16)   # one fp16 addition, rounded to fp16
+        rows.append({"weight": w, "fp16_gap_above": next_above(w, torch.float16) - w,
+                     "half_gap": (next_above(w, torch.float16) - w) / 2, "update": update,
+                     "update_changes_weight": "yes" if moved else "no"})
+    table = pd.DataFrame(rows)
+    items = [(f"gap_{r['weight']:g}", r["fp16_gap_above"]) for r in rows]
+    items += [(f"changes_{r['weight']:g}", r["update_changes_weight"]) for r in rows]
+    return {"values": values_table("P7", items), "spacing": table}
+
+
+def measure_p8(values: list[float]) -> dict:
+    """P8: bf16 beside fp16: casts of tiny values, gaps above 1.0, bf16's smallest normal."""
+    casts = pd.DataFrame([{"value": v, "fp16": cast(v, torch.float16), "bf16": cast(v, torch.bfloat16)}
+                          for v in values])
+    gaps = pd.DataFrame([{"format": k, "gap_above_1": landmarks(DTYPES[k])["gap_above_1"],
+                          "smallest_normal": landmarks(DTYPES[k])["smallest_normal"]}
+                         for k in ("fp16", "bf16", "fp32")])
+    gaps["gap_over_fp16_gap"] = gaps.gap_above_1 / gaps.gap_above_1.iloc[0]
+    items = []
+    for r in casts.itertuples():
+        items += [(f"fp16_{r.value:.0e}", r.fp16), (f"bf16_{r.value:.0e}", r.bf16)]
+    items += [(f"gap_{r.format}", r.gap_above_1) for r in gaps.itertuples()]
+    items.append(("bf16_smallest_normal", landmarks(torch.bfloat16)["smallest_normal"]))
+    return {"values": values_table("P8", items), "casts": casts, "gaps": gaps}
+
+
+def measure_formats(grads: list[float], rel_error_x: list[float], rel_error_sweep: dict,
+                    spacing_weights: list[float], update: float, bf16_values: list[float]) -> dict:
+    """One job for P1, P2, P3, P7 and P8 (each is milliseconds; torch's import dominates)."""
+    out: dict = {}
+    for mid, res in (("p1", measure_p1()), ("p2", measure_p2(grads)), ("p3", measure_p3(rel_error_x, rel_error_sweep)),
+                     ("p7", measure_p7(spacing_weights, update)), ("p8", measure_p8(bf16_values))):
+        out.update({f"{mid}_{k}": v for k, v in res.items()})
+        log.info("%s: %d value rows", mid.upper(), len(res["values"]))
+    return out

@@ -1,0 +1,115 @@
+"""T1-T4: each hand-written backward rule on the documents' inputs beside torch float64 autograd."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+
+from ..tables import values_table
+from . import rules
+
+F64 = torch.float64
+
+
+def _t(a) -> torch.Tensor:
+    return torch.tensor(a, dtype=F64)
+
+
+def _entries(name: str, hand: torch.Tensor, ref: torch.Tensor | None = None) -> list[dict]:
+    """Long rows (matrix, row, col, hand, torch, abs_diff) for a vector or matrix."""
+    h2 = hand.reshape(hand.shape[0] if hand.dim() > 1 else 1, -1)
+    r2 = None if ref is None else ref.detach().reshape(h2.shape)
+    rows = []
+    for i in range(h2.shape[0]):
+        for j in range(h2.shape[1]):
+            tv = math.nan if r2 is None else r2[i, j].item()
+            rows.append({"matrix": name, "row": i, "col": j, "hand": h2[i, j].item(), "torch": tv,
+                         "abs_diff": abs(h2[i, j].item() - tv)})
+    return rows
+
+
+def _items(rows: list[dict]) -> list[tuple[str, float]]:
+    """values rows named like dX_0_1 (vectors: xhat_2)."""
+    out = []
+    for r in rows:
+        vec = all(q["row"] == 0 for q in rows if q["matrix"] == r["matrix"])
+        out.append((f"{r['matrix']}_{r['col']}" if vec else f"{r['matrix']}_{r['row']}_{r['col']}", r["hand"]))
+    return out
+
+
+def _maxdiff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return (a - b.detach()).abs().max().item()
+
+
+def measure_t1(x: list, w: list, upstream: list) -> dict:
+    """T1: dX = G Wᵀ and dW = Xᵀ G by hand vs autograd; the two single-path sums."""
+    X, W, G = _t(x), _t(w), _t(upstream)
+    dX, dW = rules.matmul_backward(X, W, G)
+    xt, wt = X.clone().requires_grad_(), W.clone().requires_grad_()
+    (xt @ wt).backward(G)
+    # dL/dX[0,1]: X[0,1] reaches Y[0,0] via W[1,0] and Y[0,1] via W[1,1]
+    path_x = G[0, 0].item() * W[1, 0].item() + G[0, 1].item() * W[1, 1].item()
+    # dL/dW[0,1]: W[0,1] is reused by both rows of X
+    path_w = X[0, 0].item() * G[0, 1].item() + X[1, 0].item() * G[1, 1].item()
+    rows = _entries("Y", X @ W) + _entries("dX", dX, xt.grad) + _entries("dW", dW, wt.grad)
+    items = _items(rows) + [("path_dX_0_1", path_x), ("path_dW_0_1", path_w),
+                            ("max_diff_dX", _maxdiff(dX, xt.grad)), ("max_diff_dW", _maxdiff(dW, wt.grad))]
+    return {"values": values_table("T1", items), "matrices": pd.DataFrame(rows)}
+
+
+def measure_t2(logits: list, target: int, overflow_logits: list) -> dict:
+    """T2: softmax cross-entropy by hand vs torch; the naive softmax overflow and the shifted fix."""
+    p, loss, dz = rules.softmax_xent_backward(logits, target)
+    zt = _t(logits).requires_grad_()
+    ref = torch.nn.functional.cross_entropy(zt[None], torch.tensor([target]))
+    ref.backward()
+    try:
+        rules.softmax_naive(overflow_logits)
+        naive = "no error"
+    except OverflowError as err:  # math.exp(1000) exceeds binary64
+        naive = f"OverflowError: {err}"
+    stable = rules.softmax_shifted(overflow_logits)
+    rows = (_entries("p", _t(p)) + _entries("dz", _t(dz), zt.grad)
+            + _entries("stable_p", _t(stable), torch.softmax(_t(overflow_logits), 0)))
+    items = _items(rows) + [("loss", loss), ("torch_loss_diff", abs(loss - ref.item())),
+                            ("max_diff_dz", _maxdiff(_t(dz), zt.grad)), ("grad_sum", sum(dz)),
+                            ("naive_overflow", naive)]
+    return {"values": values_table("T2", items), "matrices": pd.DataFrame(rows)}
+
+
+def measure_t3(q: list, k: list, v: list, upstream: list) -> dict:
+    """T3: one attention head by hand vs autograd, dS row sums, and the forgotten-1/√D control."""
+    Q, K, V, G = _t(q), _t(k), _t(v), _t(upstream)
+    h = rules.attention_backward(Q, K, V, G)
+    bug = rules.attention_backward(Q, K, V, G, forget_scale=True)
+    qt, kt, vt = (t.clone().requires_grad_() for t in (Q, K, V))
+    (torch.softmax(qt @ kt.T / math.sqrt(Q.shape[1]), dim=-1) @ vt).backward(G)
+    ref = {"dQ": qt.grad, "dK": kt.grad, "dV": vt.grad}
+    rows = [r for n in ("S", "A", "O", "dV", "dA", "dS", "dQ", "dK") for r in _entries(n, h[n], ref.get(n))]
+    sums = h["dS"].sum(dim=1)
+    items = _items(rows) + [(f"dS_rowsum_{i}", sums[i].item()) for i in range(len(sums))]
+    items += [(f"max_diff_{n}", _maxdiff(h[n], ref[n])) for n in ("dQ", "dK", "dV")]
+    # negative control: the same comparison must flag dQ and dK but pass dV
+    control = pd.DataFrame([{"gradient": n, "max_diff_correct": _maxdiff(h[n], ref[n]),
+                             "max_diff_forgot_scale": _maxdiff(bug[n], ref[n]),
+                             "ratio_forgot_over_correct": (bug[n].norm() / h[n].norm()).item(),
+                             "caught": bool(_maxdiff(bug[n], ref[n]) > 1e-12)} for n in ("dQ", "dK", "dV")])
+    items += [(f"control_ratio_{r.gradient}", r.ratio_forgot_over_correct) for r in control.itertuples()]
+    return {"values": values_table("T3", items), "matrices": pd.DataFrame(rows), "control": control}
+
+
+def measure_t4(x: list, gamma: list, beta: list, upstream: list, eps: float) -> dict:
+    """T4: layer norm statistics and backward by hand vs torch.nn.functional.layer_norm."""
+    X, Ga, Be, G = _t(x), _t(gamma), _t(beta), _t(upstream)
+    h = rules.layernorm_backward(X, Ga, Be, G, eps)
+    xt, gt, bt = (t.clone().requires_grad_() for t in (X, Ga, Be))
+    torch.nn.functional.layer_norm(xt, (X.shape[-1],), gt, bt, eps).backward(G)
+    ref = {"dx": xt.grad, "dgamma": gt.grad, "dbeta": bt.grad}
+    rows = [r for n in ("xhat", "dx", "dgamma", "dbeta") for r in _entries(n, h[n], ref.get(n))]
+    items = [(n, h[n].item()) for n in ("mean", "variance", "rstd")] + _items(rows)
+    items += [(f"max_diff_{n}", _maxdiff(h[n], ref[n])) for n in ("dx", "dgamma", "dbeta")]
+    # summed in index order; the documents' -2.220e-16 is the sum of the torch dx
+    items += [("torch_dx_sum", xt.grad.sum().item()), ("hand_dx_sum", h["dx"].sum().item())]
+    return {"values": values_table("T4", items), "matrices": pd.DataFrame(rows)}

@@ -1,0 +1,226 @@
+"""C1: each bug switch shows its signature in one step; the evaluation path is independent."""
+
+from __future__ import annotations
+
+import copy
+import io
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+
+from adbench.charlm import evaluate, train
+from adbench.charlm.measure import measure_eval, measure_summary, measure_train
+from adbench.charlm.model import CharGPT, GPTConfig
+
+torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "the quick brown fox jumps over the lazy dog. " * 12 + "pack my box with five dozen liquor jugs! " * 12
+VOCAB = "".join(sorted(set(TEXT)))
+TINY = dict(steps=40, batch_size=8, block_size=8, n_layer=4, n_head=2, n_embd=16, lr=1e-2,
+            weight_decay=0.1, betas=[0.9, 0.99], grad_clip=1.0, log_every=10, loss_scale=40.0, seed=0)
+
+
+def tiny_model(detach: bool = False) -> CharGPT:
+    torch.manual_seed(0)
+    return CharGPT(GPTConfig(len(VOCAB), 8, 4, 2, 16, detach)).double()
+
+
+def batch(shift: bool = True):
+    return train.get_batch(train.encode(TEXT, VOCAB), 4, 8, shift, torch.Generator().manual_seed(1))
+
+
+def oracle_grads(model: CharGPT, x, y, scale: float = 1.0) -> list[torch.Tensor]:
+    """float64 gradient of scale * mean next-char NLL, by autograd.grad on a copy (no .grad)."""
+    m = copy.deepcopy(model)
+    logp = torch.log_softmax(m(x), dim=-1)
+    loss = -scale * logp.gather(-1, y[..., None]).mean()
+    return torch.autograd.grad(loss, list(m.parameters()), allow_unused=True)
+
+
+def step(model, variant, x, y, lr=0.0, clip=0.0):
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    return train.train_step(model, opt, x, y, train.switches(variant), 40.0, clip)
+
+
+def test_model_is_causal():
+    m = tiny_model()
+    x = train.encode(TEXT[:8], VOCAB)[None]
+    x2 = x.clone()
+    x2[0, 5] = (x2[0, 5] + 1) % len(VOCAB)
+    a, b = m(x), m(x2)
+    assert torch.equal(a[0, :5], b[0, :5]) and not torch.allclose(a[0, 5:], b[0, 5:])
+
+
+def test_shifted_and_unshifted_targets():
+    x, y = batch(shift=True)
+    data = train.encode(TEXT, VOCAB)
+    for row_x, row_y in zip(x, y):  # oracle: find the window in the data and shift by hand
+        s = next(i for i in range(len(data) - 8) if torch.equal(data[i:i + 8], row_x)
+                 and torch.equal(data[i + 1:i + 9], row_y))
+        assert torch.equal(data[s + 1:s + 9], row_y)
+    xu, yu = batch(shift=False)
+    assert torch.equal(xu, x) and torch.equal(yu, xu)  # the bug: same windows, targets = inputs
+    assert not torch.equal(y, x)
+
+
+def test_zero_grad_clears_and_no_zero_grad_accumulates():
+    x, y = batch()
+    ref = oracle_grads(tiny_model(), x, y)
+    for variant, factor in (("correct", 1.0), ("no_zero_grad", 2.0)):
+        m = tiny_model()
+        step(m, variant, x, y)  # lr 0: weights unchanged, so the second gradient equals the first
+        step(m, variant, x, y)
+        for p, g in zip(m.parameters(), ref):
+            torch.testing.assert_close(p.grad, factor * g, rtol=1e-10, atol=1e-12)
+
+
+def test_loss_x40_scales_gradient_but_not_the_adamw_step():
+    x, y = batch()
+    ref = oracle_grads(tiny_model(), x, y, scale=40.0)
+    ma, mb = tiny_model(), tiny_model()
+    la, _ = step(ma, "loss_x40", x, y, lr=1e-2)
+    lb, _ = step(mb, "correct", x, y, lr=1e-2)
+    assert la == pytest.approx(lb, rel=1e-12)  # the logged loss is the unscaled one
+    for p, g in zip(ma.parameters(), ref):
+        torch.testing.assert_close(p.grad, g, rtol=1e-10, atol=1e-12)
+    # AdamW: the whole update moves by a few % (only eps, 1e-8, sees the scale, on the
+    # coordinates whose first gradient is that small); plain SGD, the
+    # negative control under the same check, takes a 40x step (relative difference 39).
+    start = tiny_model()
+    assert rel_update_diff(ma, mb, start) < 0.05
+    sa, sb = tiny_model(), tiny_model()
+    for m, scale in ((sa, 40.0), (sb, 1.0)):
+        (-scale * torch.log_softmax(m(x), -1).gather(-1, y[..., None]).mean()).backward()
+        torch.optim.SGD(m.parameters(), lr=1e-2).step()
+    assert rel_update_diff(sa, sb, start) == pytest.approx(39.0, rel=1e-6)
+
+
+def rel_update_diff(a: CharGPT, b: CharGPT, start: CharGPT) -> float:
+    """||update_a - update_b|| / ||update_b|| over all parameters."""
+    torch.set_grad_enabled(False)
+    da = torch.cat([(p - s).flatten() for p, s in zip(a.parameters(), start.parameters())])
+    db = torch.cat([(p - s).flatten() for p, s in zip(b.parameters(), start.parameters())])
+    torch.set_grad_enabled(True)
+    return float((da - db).norm() / db.norm())
+
+
+def test_detached_positions_get_no_gradient():
+    x, y = batch()
+    m = tiny_model(detach=True)
+    before = m.wpe.weight.detach().clone()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2, weight_decay=0.1)
+    _, norms = train.train_step(m, opt, x, y, train.switches("detached_positions"), 40.0, 1.0)
+    assert m.wpe.weight.grad is None and norms["position_table"] == 0.0
+    assert torch.equal(m.wpe.weight, before)  # AdamW skips it: not even weight decay moves it
+    c = tiny_model()
+    _, cn = step(c, "correct", x, y)
+    ref = oracle_grads(c, x, y)[1]  # parameter order: wte, wpe, ...
+    assert cn["position_table"] == pytest.approx(float(ref.norm()), rel=1e-9) and cn["position_table"] > 0
+
+
+def test_grad_norms_are_logged_before_clipping():
+    x, y = batch()
+    m = tiny_model()
+    _, norms = step(m, "loss_x40", x, y, clip=1.0)  # 40x loss: the total is far above the limit
+    ref = math.sqrt(sum(float(g.pow(2).sum()) for g in oracle_grads(tiny_model(), x, y, 40.0) if g is not None))
+    assert norms["total"] == pytest.approx(ref, rel=1e-9) and norms["total"] > 1.0
+    after = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in m.parameters()))
+    assert after == pytest.approx(1.0, rel=1e-6)  # what a log after clipping would have shown
+    assert set(norms) == {"token_table", "position_table", *(f"block_{i}" for i in range(4)),
+                          "final_norm", "total"}
+
+
+def test_unknown_variant_is_an_error():
+    with pytest.raises(ValueError, match="unknown C1 variant"):
+        train.switches("no_bugs_at_all")
+
+
+def test_rule_variants_match_the_package():
+    smk = (ROOT / "workflow/rules/charlm.smk").read_text(encoding="utf-8")
+    listed = re.search(r"C1_VARIANTS = \[(.*?)\]", smk).group(1)
+    assert re.findall(r'"(\w+)"', listed) == list(train.VARIANTS)
+
+
+def test_evaluation_does_not_import_the_training_loop():
+    code = "import sys, adbench.charlm.evaluate; print('adbench.charlm.train' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_surprise_matches_a_naive_oracle():
+    m = tiny_model().float().eval()
+    text = TEXT[:30]
+    s = evaluate.per_char_surprise(m, text, VOCAB)
+    ids = [VOCAB.index(c) for c in text]
+    naive, unshifted = [], []  # oracle: one forward per character, context = its non-overlapping window so far
+    for t in range(1, len(text)):
+        start = ((t - 1) // 8) * 8
+        with torch.no_grad():
+            logits = m(torch.tensor([ids[start:t]])).double()[0, -1]
+        naive.append(-float(torch.log_softmax(logits, -1)[ids[t]]))
+        unshifted.append(-float(torch.log_softmax(logits, -1)[ids[t - 1]]))
+    assert len(s) == len(text) - 1
+    close = dict(rtol=1e-5, atol=1e-6)
+    assert torch.allclose(torch.tensor(s), torch.tensor(naive, dtype=torch.float64), **close)
+    # negative control: scoring the character just given (the unshifted bug) fails the same check
+    assert not torch.allclose(torch.tensor(s), torch.tensor(unshifted, dtype=torch.float64), **close)
+
+
+def test_baselines():
+    train_text, held = "aab" * 10, "abc"
+    vocab = "abc"
+    expected = -(math.log(11 / 33) + math.log(1 / 33)) / 2  # add-one: a 21, b 11, c 1 of 33; scores "bc"
+    assert evaluate.unigram_loss(train_text, held, vocab) == pytest.approx(expected, rel=1e-12)
+    assert evaluate.uniform_loss("abcabc") == pytest.approx(math.log(3), rel=1e-15)
+
+
+def test_heldout_catches_the_unshifted_bug_the_training_path_hides():
+    """Trained with targets = inputs, the training-path score is tiny; the held-out path is not."""
+    out = measure_train("unshifted_targets", TEXT, TEXT, **{**TINY, "steps": 80})
+    model = evaluate.load_model(out["weights"], TEXT)
+    x, y = train.get_batch(train.encode(TEXT, VOCAB), 16, 8, False, torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        train_path = float(F.cross_entropy(model(x).reshape(-1, len(VOCAB)), y.reshape(-1)))
+    held = evaluate.per_char_surprise(model, TEXT[:400], VOCAB).mean()
+    assert train_path < 0.3 < math.log(len(VOCAB)) < held
+
+
+def test_job_functions_end_to_end():
+    weights, curves, norms = {}, [], []
+    for v in train.VARIANTS:
+        out = measure_train(v, TEXT, TEXT[:800], **TINY)
+        weights[v] = out["weights"]
+        curves.append(out["curve"])
+        norms.append(out["grad_norms"])
+        assert list(out["curve"]["step"]) == list(range(1, 41))
+        assert sorted(out["grad_norms"]["step"].unique()) == [1, 10, 20, 30, 40]
+    ev = measure_eval(weights, TEXT, TEXT[:800], TEXT[800:])
+    assert set(ev["heldout"]["variant"]) == set(train.VARIANTS) and len(ev["surprise_extremes"]) == 16
+    ckpt = torch.load(io.BytesIO(weights["correct"]), weights_only=True)
+    assert ckpt["vocab"] == VOCAB and ckpt["config"]["n_layer"] == 4
+    summ = measure_summary(ev["heldout"], ev["baselines"], pd.concat(curves), pd.concat(norms), 5, 10)
+    t = summ["summary"].set_index("variant")
+    assert t.loc["detached_positions", "position_grad_max"] == 0.0 < t.loc["correct", "position_grad_min"]
+    vals = summ["values"].set_index("quantity")["value"]
+    assert vals["charset_size"] == len(VOCAB)
+    assert vals["uniform_loss"] == pytest.approx(math.log(len(VOCAB)), rel=1e-15)
+
+
+def test_vocabulary_mismatch_is_refused():
+    out = measure_train("correct", TEXT, TEXT, **{**TINY, "steps": 2})
+    with pytest.raises(ValueError, match="vocabulary"):
+        evaluate.load_model(out["weights"], TEXT + "Z")
+
+
+def test_dashboard_reading():
+    from adbench.charlm.measure import dashboard
+    assert dashboard(7.0, 1.5, 4.6).startswith("visible: training loss ends above")
+    assert dashboard(0.001, 1.5, 4.6).startswith("visible, but looks like success")
+    assert dashboard(1.55, 1.5, 4.6).startswith("invisible")

@@ -1,0 +1,101 @@
+"""GPT-2 loading: path and fake-HF-cache routes on a tiny saved model, auto fallback, clear errors."""
+
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
+
+from adbench.gpt2.load import (ModelNotFound, gpt2_small_parameters, load_gpt2,  # noqa: E402
+                               train_fallback_tokenizer, unique_parameters)
+
+REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
+TEXT = "The capital of France is Paris. The capital of Italy is Rome. " * 40
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A tiny GPT-2 and its tokenizer written with save_pretrained, plus reference logits."""
+    d = tmp_path_factory.mktemp("tiny")
+    tok = train_fallback_tokenizer(TEXT, 300)
+    torch.manual_seed(1)
+    cfg = GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=64, vocab_size=300, bos_token_id=0, eos_token_id=0,
+                     attn_implementation="eager")  # the loader uses eager attention too
+    model = GPT2LMHeadModel(cfg).eval()
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    ids = torch.tensor([tok.encode("The capital of France is Paris")])
+    with torch.no_grad():
+        ref = model(ids, use_cache=False).logits
+    return d, ids, ref
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "hub"
+
+
+def _check_loaded(loaded, ids, ref):
+    m = loaded.model
+    assert not m.training and m.config.use_cache is False and m.config._attn_implementation == "eager"
+    assert next(m.parameters()).dtype == torch.float32
+    with torch.no_grad():
+        assert torch.equal(m(ids, use_cache=False).logits, ref)  # the very weights that were saved
+
+
+def test_path_route_loads_saved_model(saved, empty_cache):
+    d, ids, ref = saved
+    loaded = load_gpt2("path", REV, path=str(d))
+    _check_loaded(loaded, ids, ref)
+    assert loaded.info["model_route"] == "path"
+    assert loaded.info["model_source"] == "local"  # not GPT-2 small's shape, so never called pretrained
+    assert loaded.tokenizer.encode("The capital") == loaded.tokenizer.encode("The capital")
+    assert load_gpt2("auto", REV, path=str(d)).info["model_route"] == "path"
+
+
+def test_cache_route_reads_fake_hub_layout(saved, empty_cache):
+    d, ids, ref = saved
+    snap = empty_cache / "models--gpt2" / "snapshots" / REV
+    snap.mkdir(parents=True)
+    for f in d.iterdir():
+        (snap / f.name).write_bytes(f.read_bytes())
+    loaded = load_gpt2("cache", REV)
+    _check_loaded(loaded, ids, ref)
+    assert loaded.info["model_source"] == "pretrained" and loaded.info["model_revision"] == REV
+    assert load_gpt2("auto", REV, corpus_text=TEXT).info["model_route"] == "cache"
+    with pytest.raises(ModelNotFound, match="0" * 40):  # another revision is not silently substituted
+        load_gpt2("cache", "0" * 40)
+
+
+def test_missing_model_names_where_it_looked(empty_cache, tmp_path):
+    with pytest.raises(ModelNotFound) as err:
+        load_gpt2("cache", REV)
+    msg = str(err.value)
+    assert str(empty_cache / "models--gpt2" / "snapshots" / REV) in msg and "gpt2.path" in msg
+    with pytest.raises(ModelNotFound, match="nowhere"):
+        load_gpt2("path", REV, path=str(tmp_path / "nowhere"))
+
+
+def test_auto_falls_back_to_seeded_random(empty_cache):
+    cfg = {"n_layer": 1, "n_embd": 16, "n_head": 2, "n_positions": 32, "vocab_size": 300}
+    a = load_gpt2("auto", REV, random_config=cfg, corpus_text=TEXT, tokenizer_vocab_size=300)
+    b = load_gpt2("random", REV, random_config=cfg, corpus_text=TEXT, tokenizer_vocab_size=300)
+    assert a.info["model_source"] == "random" and "not found" in a.info["model_location"]
+    assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))  # seeded
+    assert "byte-level BPE" in a.info["tokenizer"] and a.info["tokenizer_vocab"] == len(a.tokenizer)
+
+
+def test_parameter_count_matches_analytic_formula():
+    c = GPT2Config()
+    V, P, C, L = c.vocab_size, c.n_positions, c.n_embd, c.n_layer
+    block = 2 * C + (C * 3 * C + 3 * C) + (C * C + C) + 2 * C + (C * 4 * C + 4 * C) + (4 * C * C + C)
+    expected = V * C + P * C + L * block + 2 * C  # tied output layer adds nothing
+    assert gpt2_small_parameters() == expected
+    # negative control: counting the tied lm_head as its own tensor gives a different, wrong count
+    with torch.device("meta"):
+        m = GPT2LMHeadModel(c)
+    naive = sum(p.numel() for _, p in m.named_parameters(remove_duplicate=False))
+    assert naive == expected + V * C != unique_parameters(m)

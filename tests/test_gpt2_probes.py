@@ -1,0 +1,164 @@
+"""GPT-2 probes on a tiny random GPT-2 against independent float64 / analytic oracles."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+from adbench.gpt2.common import token_nll  # noqa: E402
+from adbench.gpt2.fp16 import precision_table  # noqa: E402
+from adbench.gpt2.load import load_gpt2  # noqa: E402
+from adbench.gpt2.prompt import measure_prompt  # noqa: E402
+from adbench.gpt2.saved import Ledger, account  # noqa: E402
+from adbench.gpt2.sequence import _surprise, measure_sequence  # noqa: E402
+
+REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
+MODEL = dict(source="random", revision=REV, path=None, seed=3, tokenizer_vocab_size=300,
+             random_config=dict(n_layer=2, n_embd=32, n_head=2, n_positions=64, vocab_size=300))
+TEXT = ("The capital of France is Paris. Gradients flow backward through every block of the model, "
+        "and the loss is the average surprise of the next token. ") * 30
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    p = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    p.write_text(TEXT, encoding="utf-8")
+    return str(p)
+
+
+def _model():
+    return load_gpt2(**{k: v for k, v in MODEL.items()}, corpus_text=TEXT)
+
+
+def _f64_grads(model, ids, target_from: int):
+    """Oracle: float64 copy, NLL of ids[target_from:] given the prefix, gradients of every parameter."""
+    m = copy.deepcopy(model).double()
+    logits = m(ids, use_cache=False).logits
+    logp = torch.log_softmax(logits[0, target_from - 1:-1], dim=-1)
+    nll = -logp.gather(-1, ids[0, target_from:, None]).sum()
+    nll.backward()
+    return m, float(nll)
+
+
+def test_g1_g3_g4_against_float64_oracle(corpus):
+    r = measure_prompt(MODEL, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01, corpus=corpus)
+    loaded = _model()
+    tok = loaded.tokenizer
+    p, t = tok.encode("The capital of France is"), tok.encode(" Paris")
+    m64, nll64 = _f64_grads(loaded.model, torch.tensor([p + t]), len(p))
+    assert r["target"].nll[0] == pytest.approx(nll64, rel=1e-5)
+    assert r["target"].probability[0] == pytest.approx(math.exp(-nll64), rel=1e-4)
+    for i, row in r["qkv"].iterrows():
+        g = m64.transformer.h[i].attn.c_attn.weight.grad  # (C, 3C)
+        C = g.shape[0]
+        oracle = [float(g[:, j * C:(j + 1) * C].norm()) for j in range(3)]
+        assert [row.q, row.k, row.v] == pytest.approx(oracle, rel=1e-4)
+        # negative control: the nn.Linear-layout bug (split dim 0 as if the weight were (3C, C)) is caught
+        wrong = [float(x.norm()) for x in torch.tensor_split(g, 3, dim=0)]
+        assert [row.q, row.k, row.v] != pytest.approx(wrong, rel=1e-4)
+    d = r["direction"].set_index("move").loss
+    assert d["against"] < nll64 * (1 + 1e-6) and d["against"] < d["restored"] < d["with"]
+    assert bool(r["direction"].bitwise_equal_to_original.iloc[-1])
+    assert r["g4_values"].set_index("quantity").value["restoration"].startswith("restored exactly")
+    assert r["g1_values"].set_index("quantity").value["unique_parameters"] == 124_439_808
+
+
+def test_g2_states_have_gradients_and_map_to_documented_indices(corpus):
+    r = measure_prompt(MODEL, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01, corpus=corpus)
+    states = r["states"]
+    assert len(states) == MODEL["random_config"]["n_layer"] + 1 and (states.grad_norm_last_token > 0).all()
+    v = r["g2_values"].set_index("quantity")
+    assert len(v) == 13 and v.value["state_12"] == states.grad_norm_last_token.iloc[-1]
+    assert "stands in for 12" in v.note["state_12"] and v.note["state_00"] == ""
+
+
+def test_g7_split_against_untied_oracle(corpus):
+    r = measure_sequence(MODEL, corpus, 48, 0, 0.1, 3, 4, 1.0, 1e-3, 1e3, 65536.0)
+    c = r["clipping"].iloc[0]
+    m = copy.deepcopy(_model().model).double()
+    # untie: the output layer gets its own copy, so the table's gradient is the input side alone
+    m.lm_head.weight = torch.nn.Parameter(m.transformer.wte.weight.detach().clone())
+    ids = torch.tensor([_model().tokenizer.encode(TEXT)[:48]])
+    token_nll(m(ids, use_cache=False).logits, ids).mean().backward()
+    inp, out = m.transformer.wte.weight.grad, m.lm_head.weight.grad
+    rest = sum(float(p.grad.pow(2).sum()) for n, p in m.named_parameters()
+               if n not in ("transformer.wte.weight", "lm_head.weight"))
+    total = math.sqrt(rest + float((inp + out).pow(2).sum()))
+    assert c.token_table_input_side == pytest.approx(float(inp.norm()), rel=1e-4)
+    assert c.token_table_output_side == pytest.approx(float(out.norm()), rel=1e-4)
+    assert c.total_norm == pytest.approx(total, rel=1e-4) and c.clip_return == pytest.approx(total, rel=1e-4)
+    assert total > 1 and c.clipped_norm == pytest.approx(1.0, abs=1e-5) and c.cosine_clipped_unclipped == pytest.approx(1.0, abs=1e-6)
+    # negative control: the whole tied table's norm is not its input side
+    assert c.token_table_norm != pytest.approx(float(inp.norm()), rel=1e-2)
+    assert not r["blocks"].starved.any() and not r["blocks"].runaway.any()
+
+
+def test_g5_summary_against_hand_computed_values():
+    class Tok:
+        def decode(self, ids):
+            return f"<{ids[0]}>"
+
+        def __len__(self):
+            return 7
+
+    s = np.arange(1.0, 21.0)  # 20 surprises 1..20: worst tenth = {20, 19}
+    tokens, g5 = _surprise(s, list(range(21)), Tok(), 0.1, 2, 3)
+    sm = g5["summary"]
+    assert sm["worst_tokens"] == 2 and sm["worst_share_pct"] == pytest.approx(100 * 39 / 210)
+    assert sm["mean_nats"] == 10.5 and sm["median_nats"] == 10.5 and sm["perplexity"] == pytest.approx(math.exp(10.5))
+    ex = g5["extremes"]
+    assert list(ex.surprise_nats) == [20, 19, 1, 2] and ex.token[0] == "<20>" and ex.context[0] == "<17><18><19>"
+
+
+def test_p9_counts_against_analytic_thresholds():
+    # fp16 underflow: below half the smallest subnormal 2^-24 rounds to 0. bf16 keeps fp32's range.
+    vals = [0.0, 1e-8, 2.0 ** -26, 3e-8, 1e-12, 1e-13, 2.0, 0.9999, 0.99955, -1e-9, 1e-3]
+    t = precision_table(torch.tensor(vals), 65536.0).set_index("dtype")
+    half_sub = 2.0 ** -25
+    lost = [v for v in vals if v != 0 and abs(v) < half_sub]  # 1e-8, 2^-26, 1e-12, 1e-13, -1e-9
+    assert t.loc["fp16", "to_zero"] == len(lost) == 5
+    still = [v for v in lost if abs(v) * 65536 < half_sub]  # only 1e-13: 1e-12 * 65536 = 6.6e-8 > 2^-25
+    assert t.loc["fp16", "scaled_still_zero"] == len(still) == 1
+    assert t.loc["fp16", "scaled_above_fp16_max"] == 3  # 2.0, 0.9999, 0.99955 scaled exceed 65504
+    assert t.loc["fp16", "scaled_to_inf"] == 2  # 0.99955 * 65536 = 65506.5 rounds down to 65504
+    assert t.loc["bf16", "to_zero"] == 0 and t.loc["fp16", "fp32_zeros"] == 1
+    # negative control: counting fp32 zeros as "rounded to zero" would give a different answer
+    g = torch.tensor(vals)
+    assert int((g.half() == 0).sum()) != t.loc["fp16", "to_zero"]
+
+
+def test_saved_tensor_ledger_per_call_vs_unique():
+    x = torch.randn(1000, requires_grad=True)
+    led = Ledger([])
+    with torch.autograd.graph.saved_tensors_hooks(led.pack, lambda t: t):
+        y = (x * x).sum()  # mul saves x twice (self and other); sum saves nothing
+    assert led.calls == 2 and led.call_bytes == 8000
+    assert led.unique == 1 and led.unique_bytes == 4000  # one storage, counted once
+    y.backward()
+    assert torch.equal(x.grad, 2 * x)
+
+
+def test_account_kept_equals_dropped_and_checkpoint_saves_less():
+    net = _model().model
+    ids = torch.tensor([_model().tokenizer.encode(TEXT)[:32]] * 2)  # (2, 32)
+    keys = ["hook_calls", "bytes_per_hook_call", "unique_storages", "unique_storage_bytes"]
+    kept, dropped = account(net, ids, False, True), account(net, ids, False, False)
+    assert [kept[k] for k in keys] == [dropped[k] for k in keys]
+    ck = account(net, ids, True, True)
+    assert ck["unique_storage_bytes"] < kept["unique_storage_bytes"] and ck["hook_calls"] < kept["hook_calls"]
+    V = net.config.vocab_size
+    assert kept["largest_storage_bytes"] >= 2 * 31 * V * 4  # the (B, T-1, V) log-probabilities are kept
+    # checkpointed backward gives the plain backward's gradients (recompute, not approximation)
+    grads = {}
+    for ckpt in (False, True):
+        account(net, ids, ckpt, True)  # runs backward, then zeroes; recompute once more to read grads
+        from adbench.gpt2.saved import checkpointed
+        with checkpointed(net, ckpt):
+            token_nll(net(ids, use_cache=False).logits, ids).mean().backward()
+        grads[ckpt] = torch.cat([p.grad.flatten() for p in net.parameters()])
+        net.zero_grad(set_to_none=True)
+    assert torch.allclose(grads[False], grads[True], rtol=0, atol=1e-6)

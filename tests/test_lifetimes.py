@@ -1,0 +1,178 @@
+"""Lifetimes family: accumulation, leaves, saved values, checkpoint accounting, shape arithmetic."""
+
+import pandas as pd
+import pytest
+import torch
+
+from adbench.documented import load
+from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, graph, shapes
+
+torch.set_num_threads(1)
+DATA = dict(in_features=3, out_features=2, seed=0)
+SMALL = dict(width=32, hidden=64, blocks=4, batch=4, segments=2, seed=0)
+
+
+def values(result):
+    return result["values"].set_index("quantity").value
+
+
+def analytic_mse_grad(model, x, y):
+    """d mean((xWᵀ + b - y)²)/d(W, b) by hand: 2/(N·O) rᵀx and 2/(N·O) Σr."""
+    r = model(x).detach() - y  # (N, O)
+    scale = 2.0 / r.numel()
+    return torch.cat([(scale * r.T @ x).reshape(-1), scale * r.sum(0)])
+
+
+# ---- L1-L3 ----
+
+def test_l1_second_backward_doubles_and_zero_grad_sets_none():
+    v = values(accumulation.measure_l1(7, **DATA))
+    assert v["max_abs_g2_minus_2g1"] == 0 and v["max_abs_g2_minus_g1"] > 0
+    assert v["grad_after_zero_grad"].startswith("None")
+
+
+def test_l2_weighted_microbatches_match_the_analytic_full_gradient():
+    model, x, y = accumulation._problem(7, 3, 2, 0)
+    full = analytic_mse_grad(model, x, y)
+    v = values(accumulation.measure_l2(7, [3, 4], nanogpt_steps=40, nanogpt_micro=2, **DATA))
+    assert v["full_grad_norm"] == pytest.approx(full.norm().item(), rel=1e-14)
+    assert v["weighted_max_diff"] < 1e-15              # rounding level
+    assert v["unweighted_max_diff"] > 1e-2             # the negative control is far above rounding
+    assert 1.5 < v["unweighted_norm_ratio"] < 2.5      # two means summed: about twice the scale
+    assert v["nanogpt_accumulated_max_diff"] < 1e-15
+    assert v["nanogpt_unscaled_norm_ratio"] == pytest.approx(40, rel=1e-12)
+
+
+def test_l3_rank_weights_one_sixth_and_one_eighth_vs_one_seventh():
+    model, x, y = accumulation._problem(7, 3, 2, 0)
+    per_example = [analytic_mse_grad(model, x[i:i + 1], y[i:i + 1]) for i in range(7)]
+    naive = sum(g / 6 for g in per_example[:3]) + sum(g / 8 for g in per_example[3:])
+    full = sum(per_example) / 7
+    v = values(accumulation.measure_l3([3, 4], **DATA))
+    assert v["naive_max_diff"] == pytest.approx((naive - full).abs().max().item(), rel=1e-12)
+    assert v["weighted_max_diff"] < 1e-15 and v["sum_over_elements_max_diff"] < 1e-15
+
+
+def test_l3_equal_split_makes_the_naive_average_correct():
+    v = values(accumulation.measure_l3([4, 4], **DATA))  # the assumption that hides the bug
+    assert v["naive_max_diff"] < 1e-15
+
+
+# ---- L4-L5 ----
+
+def test_l4_leaf_and_non_leaf():
+    v = values(graph.measure_l4([2.0, 3.0]))
+    assert (v["x_is_leaf"], v["y_is_leaf"], v["y_grad_fn"]) == ("True", "False", "MulBackward0")
+    assert (v["x_grad_0"], v["x_grad_1"]) == (4.0, 6.0)        # analytic 2x
+    assert (v["y_grad_retained_0"], v["y_grad_retained_1"]) == (1.0, 1.0)
+    assert v["y_grad_default"].startswith("None")
+
+
+def test_l5_errors_retain_graph_and_create_graph():
+    v = values(graph.measure_l5([2.0, 3.0], 1.0, 2.0))
+    assert "is at version 1; expected version 0 instead" in v["inplace_error"]
+    assert "Trying to backward through the graph a second time" in v["second_backward_error"]
+    assert (v["retain_graph_grad_0"], v["retain_graph_grad_1"]) == (4.0, 6.0)
+    assert (v["create_graph_first"], v["create_graph_second"]) == (3 * 2.0 ** 2, 6 * 2.0)
+
+
+def test_l5_edit_of_an_unsaved_tensor_is_not_an_error():
+    x = torch.tensor([2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = (x + 1.0).sum()  # add saves nothing it needs from x
+    with torch.no_grad():
+        x.add_(1.0)
+    y.backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+# ---- L6 ----
+
+def expected_plain(width, hidden, blocks, batch, **_):
+    """Analytic hook accounting of the plain stack: per block x, W1ᵀ, tanh out twice, W2ᵀ; plus pow's input."""
+    per_block = 4 * (batch * width + width * hidden + 2 * batch * hidden + hidden * width)
+    return 5 * blocks + 1, blocks * per_block + 4 * batch * width
+
+
+def test_l6_accountings_match_the_analytic_counts():
+    r = checkpoint_probe.measure_l6_memory(**SMALL)
+    acc = r["accounting"].set_index("mode")
+    calls, nbytes = expected_plain(**SMALL)
+    assert acc.loc["plain", "hook_calls"] == calls and acc.loc["plain", "hook_bytes"] == nbytes
+    seg = SMALL["blocks"] // SMALL["segments"]
+    ck = acc.loc["checkpoint_sequential"]
+    # (segments-1) checkpointed inputs + the plain last segment + the loss
+    assert ck.hook_calls == SMALL["segments"] - 1 + 5 * seg + 1
+    assert ck.block_calls_total == SMALL["blocks"] + SMALL["blocks"] - seg  # recomputation
+    assert acc.loc["checkpoint_every_segment", "hook_calls"] == SMALL["segments"] + 1
+    # unique non-parameter storages: input + per block (tanh out, block out)
+    assert acc.loc["plain", "unique_activation_storages"] == 1 + 2 * SMALL["blocks"]
+    assert (r["checks"].max_grad_abs_diff == 0).all() and (r["checks"].loss_abs_diff == 0).all()
+    v = values(r)
+    assert v["hook_calls_hidden_by_checkpoint"] == 5 * (SMALL["blocks"] - seg)
+
+
+class DriftingBlock(checkpoint.Block):
+    """A block whose output depends on how often it ran: recomputation replays a different function."""
+
+    def forward(self, h):
+        self.calls += 1
+        return h + self.fc2(torch.tanh(self.fc1(h))) * (1 + 0.01 * self.calls)
+
+
+def test_l6_gradient_check_catches_state_dependent_recomputation(monkeypatch):
+    model, x = checkpoint.build(**{k: SMALL[k] for k in ("width", "hidden", "blocks", "batch", "seed")})
+    ref = checkpoint.grads_of(model, x, "plain", 2)[1]
+    assert (checkpoint.grads_of(model, x, "checkpoint_sequential", 2)[1] - ref).abs().max() == 0
+    monkeypatch.setattr(checkpoint, "Block", DriftingBlock)
+    model, x = checkpoint.build(**{k: SMALL[k] for k in ("width", "hidden", "blocks", "batch", "seed")})
+    for b in model:
+        b.calls = 0
+    ref = checkpoint.grads_of(model, x, "plain", 2)[1]
+    for b in model:
+        b.calls = 0
+    bad = checkpoint.grads_of(model, x, "checkpoint_sequential", 2)[1]
+    assert (bad - ref).abs().max() > 0
+
+
+def test_l6_timing_summary_on_known_samples():
+    rows = [{"process": p, "round": r, "candidate": c, "per_call_us": base * (2.0 if c == "checkpointed" else 1.0)}
+            for p, base in ((1, 100.0), (2, 110.0)) for r in range(5) for c in ("plain", "checkpointed")]
+    v = values(checkpoint_probe.measure_summary([pd.DataFrame(rows)], bootstrap=100, seed=0))
+    assert v["ratio_min"] == pytest.approx(2.0) and v["ratio_max"] == pytest.approx(2.0)
+    assert v["plain_median_min_ms"] == pytest.approx(0.1) and v["ckpt_median_max_ms"] == pytest.approx(0.22)
+
+
+def test_l6_candidates_run():
+    cands = checkpoint_probe.make_candidates(**SMALL)
+    for fn in cands.values():
+        fn()
+
+
+# ---- L7 ----
+
+def test_l7_bytes_follow_the_shape_formulas():
+    from transformers import GPT2Config
+
+    c = GPT2Config()
+    for prompt, context, batch in ((5, 1024, 8), (3, 256, 2)):
+        v = values(shapes.measure_l7(prompt, context, batch, 4, [prompt, context]))
+        assert v["state_bytes_prompt"] == prompt * c.n_embd * 4
+        assert v["states_bytes_prompt"] == (c.n_layer + 1) * prompt * c.n_embd * 4
+        assert v["states_mib_context_batch"] == batch * (c.n_layer + 1) * context * c.n_embd * 4 / 2 ** 20
+        assert v["scores_bytes_context"] == c.n_head * context ** 2 * 4
+        assert v["score_element_growth"] == pytest.approx((context / prompt) ** 2)
+
+
+def test_every_documented_l_quantity_is_measured():
+    made = set()
+    for mid, r in [("L1", accumulation.measure_l1(7, **DATA)),
+                   ("L2", accumulation.measure_l2(7, [3, 4], nanogpt_steps=40, nanogpt_micro=2, **DATA)),
+                   ("L3", accumulation.measure_l3([3, 4], **DATA)), ("L4", graph.measure_l4([2.0, 3.0])),
+                   ("L5", graph.measure_l5([2.0, 3.0], 1.0, 2.0)), ("L6", checkpoint_probe.measure_l6_memory(**SMALL)),
+                   ("L7", shapes.measure_l7(5, 1024, 8, 4, [5, 1024]))]:
+        made |= {(mid, q) for q in r["values"].quantity}
+    made |= {("L6", q) for q in ("plain_median_min_ms", "plain_median_max_ms", "ckpt_median_min_ms",
+                                 "ckpt_median_max_ms", "ratio_min", "ratio_max")}  # from the summary job
+    doc = load()
+    wanted = {(i, q) for i, q in zip(doc.id, doc.quantity) if i.startswith("L")}
+    assert wanted and wanted <= made
