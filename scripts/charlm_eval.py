@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from adbench.charlm.measure import measure_eval
+from adbench.charlm.evaluate import measure_eval
 from adbench.jobs import run_job
 
 smk = snakemake  # noqa: F821 - injected by Snakemake

@@ -1,8 +1,8 @@
-"""Rule charlm_train: one C1 variant (wildcard); see adbench.charlm.measure.measure_train."""
+"""Rule charlm_train: one C1 variant (wildcard); see adbench.charlm.train.measure_train."""
 
 from pathlib import Path
 
-from adbench.charlm.measure import measure_train
+from adbench.charlm.train import measure_train
 from adbench.jobs import run_job
 
 run_job(snakemake, measure_train, variant=snakemake.wildcards.variant,  # noqa: F821 - injected

@@ -16,7 +16,9 @@ import torch
 import torch.nn.functional as F
 
 from adbench.charlm import evaluate, train
-from adbench.charlm.measure import measure_eval, measure_summary, measure_train
+from adbench.charlm.evaluate import measure_eval
+from adbench.charlm.summary import measure_summary
+from adbench.charlm.train import measure_train
 from adbench.charlm.model import CharGPT, GPTConfig
 
 torch.set_num_threads(1)
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 12 + "pack my box with five dozen liquor jugs! " * 12
 VOCAB = "".join(sorted(set(TEXT)))
 TINY = dict(steps=40, batch_size=8, block_size=8, n_layer=4, n_head=2, n_embd=16, lr=1e-2,
-            weight_decay=0.1, betas=[0.9, 0.99], grad_clip=1.0, log_every=10, loss_scale=40.0, seed=0)
+            weight_decay=0.1, betas=[0.9, 0.99], grad_clip=0.0, control_clip=1.0, log_every=10, loss_scale=40.0, seed=0)
 
 
 def tiny_model(detach: bool = False) -> CharGPT:
@@ -144,7 +146,7 @@ def test_unknown_variant_is_an_error():
 
 def test_rule_variants_match_the_package():
     smk = (ROOT / "workflow/rules/charlm.smk").read_text(encoding="utf-8")
-    listed = re.search(r"C1_VARIANTS = \[(.*?)\]", smk).group(1)
+    listed = re.search(r"C1_VARIANTS = \[(.*?)\]", smk, re.S).group(1)
     assert re.findall(r'"(\w+)"', listed) == list(train.VARIANTS)
 
 
@@ -193,24 +195,32 @@ def test_heldout_catches_the_unshifted_bug_the_training_path_hides():
 
 
 def test_job_functions_end_to_end():
-    weights, curves, norms = {}, [], []
+    weights, curves, norms, runs = {}, [], [], []
     for v in train.VARIANTS:
         out = measure_train(v, TEXT, TEXT[:800], **TINY)
         weights[v] = out["weights"]
         curves.append(out["curve"])
         norms.append(out["grad_norms"])
+        runs.append(out["run"])
         assert list(out["curve"]["step"]) == list(range(1, 41))
         assert sorted(out["grad_norms"]["step"].unique()) == [1, 10, 20, 30, 40]
     ev = measure_eval(weights, TEXT, TEXT[:800], TEXT[800:])
     assert set(ev["heldout"]["variant"]) == set(train.VARIANTS) and len(ev["surprise_extremes"]) == 16
+    assert t_clip(runs) == {"no_zero_grad_clipped": 1.0, **{v: 0.0 for v in train.VARIANTS if v != "no_zero_grad_clipped"}}
     ckpt = torch.load(io.BytesIO(weights["correct"]), weights_only=True)
     assert ckpt["vocab"] == VOCAB and ckpt["config"]["n_layer"] == 4
-    summ = measure_summary(ev["heldout"], ev["baselines"], pd.concat(curves), pd.concat(norms), 5, 10)
+    summ = measure_summary(ev["heldout"], ev["baselines"], pd.concat(curves), pd.concat(norms),
+                           pd.concat(runs), 5, 10)
     t = summ["summary"].set_index("variant")
     assert t.loc["detached_positions", "position_grad_max"] == 0.0 < t.loc["correct", "position_grad_min"]
     vals = summ["values"].set_index("quantity")["value"]
     assert vals["charset_size"] == len(VOCAB)
-    assert vals["uniform_loss"] == pytest.approx(math.log(len(VOCAB)), rel=1e-15)
+    base = ev["baselines"].set_index("baseline")["heldout_loss"]
+    assert base["uniform"] == pytest.approx(math.log(len(VOCAB)), rel=1e-15)
+
+
+def t_clip(runs) -> dict:
+    return dict(pd.concat(runs)[["variant", "grad_clip"]].itertuples(index=False))
 
 
 def test_vocabulary_mismatch_is_refused():
@@ -220,7 +230,22 @@ def test_vocabulary_mismatch_is_refused():
 
 
 def test_dashboard_reading():
-    from adbench.charlm.measure import dashboard
+    from adbench.charlm.summary import dashboard
     assert dashboard(7.0, 1.5, 4.6).startswith("visible: training loss ends above")
     assert dashboard(0.001, 1.5, 4.6).startswith("visible, but looks like success")
     assert dashboard(1.55, 1.5, 4.6).startswith("invisible")
+
+
+def test_in_place_clipping_bounds_the_piled_up_gradient():
+    """The control's mechanism: clip_grad_norm_ rescales .grad in place, so the pile never grows."""
+    x, y = batch()
+    g = math.sqrt(sum(float(t.pow(2).sum()) for t in oracle_grads(tiny_model(), x, y, 40.0) if t is not None))
+    for clip, expected in ((0.0, 3 * g), (1.0, 1.0)):
+        # loss x40 makes every gradient exceed the limit; lr 0 keeps the weights (and g) fixed
+        sw = {**train.switches("no_zero_grad"), "scale_loss": True}
+        m2 = tiny_model()
+        opt = torch.optim.AdamW(m2.parameters(), lr=0.0, weight_decay=0.0)
+        for _ in range(3):
+            train.train_step(m2, opt, x, y, sw, 40.0, clip)
+        total = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in m2.parameters()))
+        assert total == pytest.approx(expected, rel=1e-6)

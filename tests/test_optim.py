@@ -139,8 +139,8 @@ def test_ulp_nudge_moves_exactly_k_ulps():
 
 def test_measure_o1_small_run():
     model = dict(inputs=X4, targets=Y4, hidden=4, init_range=1.0, seeds=2, steps=20)
-    gd = o1.measure_o1_train(**model, optimizer="gd", gd={"lr": 0.5}, adam={})
-    adam = o1.measure_o1_train(**model, optimizer="adam", gd={}, adam=dict(lr=0.05, beta1=0.9, beta2=0.999, eps=1e-8))
+    gd = xor.measure_o1_train(**model, optimizer="gd", gd={"lr": 0.5}, adam={})
+    adam = xor.measure_o1_train(**model, optimizer="adam", gd={}, adam=dict(lr=0.05, beta1=0.9, beta2=0.999, eps=1e-8))
     assert len(gd["curves"]) == 2 * 21 and list(gd["finals"].seed) == [0, 1]
     out = o1.measure_o1(gd["finals"], gd["curves"], adam["finals"], **model, gd={"lr": 0.5}, stuck_threshold=0.5,
                         gradcheck={"param": "W1[0][0]", "seed": 0, "h": 1e-5}, report_seed=0,
@@ -282,3 +282,24 @@ def test_config_section_validates_and_bad_values_name_the_key():
     cfg["optim"]["o2"]["grids"]["momentum"]["momentum"] = [1.0]
     with pytest.raises(ConfigError, match="optim.o2.grids.momentum.momentum"):
         check_config(cfg, schema)
+
+
+# ---- figures ------------------------------------------------------------------------------------
+
+def test_figures_render_from_tables():
+    from adbench.plots.optim import plot_o1_curves, plot_o2
+    curves = pd.DataFrame({"seed": [0, 0, 1, 1], "step": [0, 1, 0, 1], "loss": [5.0, 4.0, 5.0, 0.1],
+                           "max_abs_grad": [1.0] * 4})
+    seeds = pd.DataFrame({"seed": [0, 1], "gd_stuck": [True, False], "adam_stuck": [False, False]})
+    svg = plot_o1_curves(curves, curves.assign(loss=[5.0, 0.01, 5.0, 0.01]), seeds)["figure"]
+    assert svg.startswith(b"<?xml") and b"Adam, seed 0" in svg and b"Adam, seed 1" not in svg
+    X, y = _problem()
+    grids = {"gd": {"lr": [1e-5, 100.0]}, "adam": {"lr": [1e-2], "beta1": [0.9], "beta2": [0.99, 0.999]}}
+    grid, best, traj = o2.run_grids(X, y, grids, 60, 1e-8, q.noise_floor(X, y), 1e-6)
+    spectrum = pd.DataFrame([{"noise_floor": q.noise_floor(X, y)}])
+    assert not grid.finite.all()
+    figs = plot_o2(traj, spectrum, best, grid)
+    assert b"noise floor" in figs["trajectories_figure"]
+    # the diverged run adds one cross to those in the colour-bar label; an all-finite grid does not
+    finite_only = plot_o2(traj, spectrum, best, grid[np.isfinite(grid.final_loss)])["grids_figure"].decode()
+    assert figs["grids_figure"].decode().count("\u00d7") == finite_only.count("\u00d7") + 1

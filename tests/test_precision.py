@@ -182,3 +182,13 @@ def test_every_exact_precision_row_matches_the_documented_table():
     broken = measured.copy()                                 # control: a wrong P6 fp16 weight is flagged
     broken.loc[(broken.id == "P6") & (broken.quantity == "fp16_weight"), "value"] = 1.0009765625
     assert (compare(doc, broken).status == "MISMATCH").sum() == 1
+
+
+def test_precision_figures_render_from_the_tables():
+    from adbench.plots.precision import plot_precision
+    f = formats.measure_formats([1e-8], [1e-3], {"lo_exp": -9, "hi_exp": 0, "points": 50}, [1.0], 0.0003, [1e-8])
+    traj = scaling.measure_p6(1.0, 0.0003, 200, 10)["trajectory"]
+    out = plot_precision(f["p3_sweep"], f["p1_landmarks"], traj)
+    assert set(out) == {"error_sweep", "swamping"}
+    assert b"fp16 smallest subnormal" in out["error_sweep"] and b"<svg" in out["error_sweep"]
+    assert b"fp32 master weight" in out["swamping"]

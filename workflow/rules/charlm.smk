@@ -1,7 +1,9 @@
 # C1: a four-block character GPT trained five ways (one `variant` wildcard job each),
 # scored on held-out text by an independent evaluation path, then summarized and plotted.
 
-C1_VARIANTS = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions"]
+# The five of the documents, then a control: no_zero_grad with gradient clipping switched on.
+C1_VARIANTS = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions",
+               "no_zero_grad_clipped"]
 
 
 rule charlm_train:
@@ -12,10 +14,11 @@ rule charlm_train:
         curve="results/C1/train/{variant}/curve.csv",
         grad_norms="results/C1/train/{variant}/grad_norms.csv",
         weights="results/C1/weights/{variant}.pt",
+        run="results/C1/train/{variant}/run.csv",
         meta="results/C1/train/{variant}/meta.json",
     params:
         args=config["charlm"]["train"],
-        prov=prov("adbench.charlm.measure", seed=config["charlm"]["train"]["seed"], threads=1),
+        prov=prov("adbench.charlm.train", seed=config["charlm"]["train"]["seed"], threads=1),
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     log:
@@ -43,7 +46,7 @@ rule charlm_eval:
     params:
         args=dict(surprise_context=config["charlm"]["surprise_context"],
                   surprise_extremes=config["charlm"]["surprise_extremes"]),
-        prov=prov("adbench.charlm.evaluate", "adbench.charlm.measure", threads=1),
+        prov=prov("adbench.charlm.evaluate", threads=1),
     log:
         "logs/charlm_eval.log",
     benchmark:
@@ -60,6 +63,7 @@ rule charlm_summary:
         baselines="results/C1/baselines.csv",
         curves=expand("results/C1/train/{variant}/curve.csv", variant=C1_VARIANTS),
         grad_norms=expand("results/C1/train/{variant}/grad_norms.csv", variant=C1_VARIANTS),
+        runs=expand("results/C1/train/{variant}/run.csv", variant=C1_VARIANTS),
     output:
         values="results/C1/values.csv",
         summary="results/C1/summary.csv",
@@ -68,7 +72,7 @@ rule charlm_summary:
         meta="results/C1/meta.json",
     params:
         args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"]),
-        prov=prov("adbench.charlm.measure"),
+        prov=prov("adbench.charlm.summary"),
     log:
         "logs/charlm_summary.log",
     benchmark:

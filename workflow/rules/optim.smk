@@ -3,8 +3,6 @@
 
 O1 = config["optim"]["o1"]
 O1_MODEL = {k: O1[k] for k in ("inputs", "targets", "hidden", "init_range", "seeds", "steps")}
-O1_CODE = ("adbench.optim.o1",)
-O2_CODE = ("adbench.optim.o2",)
 
 
 rule optim_o1_train:
@@ -14,7 +12,7 @@ rule optim_o1_train:
         meta="results/O1/{optimizer}/meta.json",
     params:
         args=dict(**O1_MODEL, gd=O1["gd"], adam=O1["adam"]),
-        prov=prov(*O1_CODE, packages=("numpy",)),
+        prov=prov("adbench.optim.xor", packages=("numpy",)),
     wildcard_constraints:
         optimizer="gd|adam",
     log:
@@ -41,7 +39,7 @@ rule optim_o1:
     params:
         args=dict(**O1_MODEL, gd=O1["gd"], stuck_threshold=O1["stuck_threshold"], gradcheck=O1["gradcheck"],
                   report_seed=O1["report_seed"], report_steps=O1["report_steps"], ulp_offsets=O1["ulp_offsets"]),
-        prov=prov(*O1_CODE, packages=("numpy",)),
+        prov=prov("adbench.optim.o1", packages=("numpy",)),
     log:
         "logs/optim_o1.log",
     benchmark:
@@ -82,7 +80,7 @@ rule optim_o2:
         meta="results/O2/meta.json",
     params:
         args=config["optim"]["o2"],
-        prov=prov(*O2_CODE, packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
+        prov=prov("adbench.optim.o2", packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
     log:
         "logs/optim_o2.log",
     benchmark:

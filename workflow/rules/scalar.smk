@@ -152,6 +152,7 @@ rule scalar_s10:
         values="results/S10/values.csv",
         mlp_grads="results/S10/mlp_grads.csv",
         mlp_nodes_by_op="results/S10/mlp_nodes_by_op.csv",
+        backward_steps="results/S10/backward_steps.csv",
         meta="results/S10/meta.json",
     params:
         args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp']),
@@ -271,6 +272,6 @@ register(
     "results/S4/variants.csv", "results/S5/sweep.csv", "results/S5/slopes.csv",
     "results/S6/sweep.csv", "results/S6/controls.csv", "results/S7/directions.csv",
     "results/S8/modes.csv", "results/S9/per_process.csv", "results/S9/calibration.csv",
-    "results/S10/mlp_grads.csv", "results/S10/mlp_nodes_by_op.csv",
+    "results/S10/mlp_grads.csv", "results/S10/mlp_nodes_by_op.csv", "results/S10/backward_steps.csv",
     "results/S5/valley.svg", "results/S9/samples.svg",
 )

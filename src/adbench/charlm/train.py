@@ -1,4 +1,4 @@
-"""One training loop with four bug switches; logs loss and per-group gradient norms before clipping."""
+"""One training loop with four bug switches (and a clipping control); logs loss and per-group gradient norms before clipping."""
 
 from __future__ import annotations
 
@@ -16,14 +16,18 @@ from .model import CharGPT, GPTConfig, param_groups
 log = logging.getLogger(__name__)
 
 # Each variant is the correct loop with one switch flipped (loss_scale comes from config).
+# The control repeats no_zero_grad with clipping at `control_clip`: clip_grad_norm_ rescales
+# the piled-up .grad in place every step, which turns the pile into a decaying sum.
 VARIANTS = {
     "correct": {},
     "no_zero_grad": {"zero_grad": False},
     "unshifted_targets": {"shift_targets": False},
     "loss_x40": {"scale_loss": True},
     "detached_positions": {"detach_positions": True},
+    "no_zero_grad_clipped": {"zero_grad": False, "clipped": True},
 }
-SWITCHES = {"zero_grad": True, "shift_targets": True, "scale_loss": False, "detach_positions": False}
+SWITCHES = {"zero_grad": True, "shift_targets": True, "scale_loss": False, "detach_positions": False,
+            "clipped": False}
 
 
 def switches(variant: str) -> dict[str, bool]:
@@ -84,10 +88,11 @@ def make_optimizer(model: CharGPT, lr: float, weight_decay: float, betas) -> tor
 
 def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
                   block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
-                  weight_decay: float, betas, grad_clip: float, log_every: int, loss_scale: float,
-                  seed: int) -> dict:
+                  weight_decay: float, betas, grad_clip: float, control_clip: float, log_every: int,
+                  loss_scale: float, seed: int) -> dict:
     """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes)."""
     sw = switches(variant)
+    clip = control_clip if sw["clipped"] else grad_clip  # 0 = no clipping
     torch.manual_seed(seed)  # same initial weights for every variant
     cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"])
     model = CharGPT(cfg)
@@ -97,7 +102,7 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
     curve, norms, t0 = [], [], time.perf_counter()
     for step in range(1, steps + 1):
         x, y = get_batch(data, batch_size, block_size, sw["shift_targets"], gen)
-        loss, gn = train_step(model, opt, x, y, sw, loss_scale, grad_clip)
+        loss, gn = train_step(model, opt, x, y, sw, loss_scale, clip)
         curve.append({"variant": variant, "step": step, "train_loss": loss})
         if step == 1 or step % log_every == 0 or step == steps:
             norms += [{"variant": variant, "step": step, "group": g, "grad_norm": v} for g, v in gn.items()]
@@ -106,7 +111,12 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
     buf = io.BytesIO()
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
-    run = {"variant": variant, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
+    run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
            "train_seconds": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
     return {"curve": pd.DataFrame(curve), "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
             "run": pd.DataFrame([run]), "_meta": {**run, "switches": sw, "vocab_size": len(vocab)}}
+
+
+def measure_train(variant: str, corpus_text: str, train_text: str, **cfg) -> dict:
+    """Train `variant` on the training split; vocabulary is the corpus's sorted character set."""
+    return train_variant(variant, train_text, "".join(sorted(set(corpus_text))), **cfg)

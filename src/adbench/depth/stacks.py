@@ -58,26 +58,38 @@ def layer_grad_norms(weights: torch.Tensor, x: torch.Tensor, scale: float, resid
     return norms
 
 
+def residual_verdict(first: pd.DataFrame) -> str:
+    """Sentence on whether any residual stack (any depth, scale, seed) gave layer 1 less than the last."""
+    worst = first.loc[first.rel_grad_min.idxmin()]
+    where = f"depth {worst.depth}, scale {worst.scale:g}"
+    if worst.rel_grad_min >= 1:
+        return (f"first layer never got less gradient than the last (smallest first/last ratio "
+                f"{worst.rel_grad_min:.3g} of any seed, at {where})")
+    return f"first layer got less gradient than the last at {where} (ratio {worst.rel_grad_min:.3g})"
+
+
 def measure_d2(width: int, max_depth: int, scales: list[float], batch: int, seeds: list[int],
                cases: list[dict]) -> dict:
     """D2: the grid (depth, scale, residual, layer) -> gradient norm relative to the last layer."""
+    settings = [(residual, scale) for residual in (False, True) for scale in scales]
+    logs: dict = {k: [] for k in settings}
+    for seed in seeds:                                          # one draw per seed serves every setting
+        weights, x = draw(seed, max_depth, width, batch)
+        for residual, scale in settings:
+            n = layer_grad_norms(weights, x, scale, residual)
+            logs[residual, scale].append(np.log(n / np.diag(n)[:, None]))   # relative to each stack's last layer
+        log.info("seed %d done", seed)
+    d, l = np.tril_indices(max_depth)
     frames = []
-    for residual in (False, True):
-        for scale in scales:
-            logs = []
-            for seed in seeds:
-                weights, x = draw(seed, max_depth, width, batch)
-                n = layer_grad_norms(weights, x, scale, residual)
-                logs.append(np.log(n / np.diag(n)[:, None]))        # relative to each stack's last layer
-            logs = np.stack(logs)                                    # (seeds, depth, layer)
-            d, l = np.tril_indices(max_depth)
-            frames.append(pd.DataFrame({
-                "depth": d + 1, "scale": scale, "residual": residual, "layer": l + 1,
-                "rel_grad": np.exp(logs.mean(0)[d, l]),              # geometric mean over seeds
-                "log10_rel_grad": logs.mean(0)[d, l] / np.log(10),   # for the explorer's JSON (no underflow)
-                "rel_grad_min": np.exp(logs.min(0)[d, l]), "rel_grad_max": np.exp(logs.max(0)[d, l])}))
-            log.info("residual=%s scale=%g: first/last at depth %d = %.3g", residual, scale, max_depth,
-                     frames[-1].rel_grad.iloc[-max_depth])
+    for (residual, scale), per_seed in logs.items():
+        lg = np.stack(per_seed)[:, d, l]                        # (seeds, rows) of log ratios
+        frames.append(pd.DataFrame({
+            "depth": d + 1, "scale": scale, "residual": residual, "layer": l + 1,
+            "rel_grad": np.exp(lg.mean(0)),                     # geometric mean over seeds
+            "log10_rel_grad": lg.mean(0) / np.log(10),          # for the explorer's JSON (no underflow)
+            "rel_grad_min": np.exp(lg.min(0)), "rel_grad_max": np.exp(lg.max(0))}))
+        log.info("residual=%s scale=%g: first/last at depth %d = %.3g", residual, scale, max_depth,
+                 frames[-1].rel_grad.iloc[-max_depth])
     grid = pd.concat(frames, ignore_index=True)
     first = grid[(grid.layer == 1) & (grid.depth > 1)]
     items = []
@@ -85,19 +97,12 @@ def measure_d2(width: int, max_depth: int, scales: list[float], batch: int, seed
         sel = first[(first.depth == c["depth"]) & (first.scale == c["scale"]) & (first.residual == c["residual"])]
         name = f"{'residual' if c['residual'] else 'plain'}_s{c['scale']:g}_d{c['depth']}_first_over_last"
         items.append((name, float(sel.rel_grad.iloc[0]) if len(sel) else math.nan))
-    res = first[first.residual]
-    worst = res.loc[res.rel_grad_min.idxmin()]
-    where = f"depth {worst.depth}, scale {worst.scale:g}"
-    items.append(("residual_first_vs_last",
-                  f"first layer never got less gradient than the last (smallest first/last ratio "
-                  f"{worst.rel_grad_min:.3g} of any seed, at {where})" if worst.rel_grad_min >= 1 else
-                  f"first layer got less gradient than the last at {where} (ratio {worst.rel_grad_min:.3g})"))
+    items.append(("residual_first_vs_last", residual_verdict(first[first.residual])))
     summary = first[first.depth.isin(sorted({c["depth"] for c in cases}))][
         ["depth", "scale", "residual", "rel_grad", "rel_grad_min", "rel_grad_max"]].rename(
         columns={"rel_grad": "first_over_last", "rel_grad_min": "seed_min", "rel_grad_max": "seed_max"})
-    notes = {q: (f"geometric mean over seeds {list(seeds)}, batch {batch}, W ~ N(0, 1/{width}); the documents' "
-                 "weights, inputs and loss are not given, so only the order of magnitude is comparable")
-             for q, _ in items[:-1]}
+    notes = {q: f"geometric mean over {len(seeds)} seeds of W ~ N(0, 1/{width}) and a batch of {batch} inputs; "
+                "the documents' weights, inputs and loss are not given" for q, _ in items[:-1]}
     notes["residual_first_vs_last"] = (f"checked at every depth 2-{max_depth}, scale {list(scales)} and seed, "
                                        "not only on the seed average")
     return {"values": values_table("D2", items, notes), "grid": grid, "summary": summary}

@@ -36,3 +36,22 @@ def p9_values(p9: pd.DataFrame, src: str) -> pd.DataFrame:
                                ("scaled_overflow", int(f.scaled_to_inf))],
                         {"scaled_overflow": f"{int(f.scaled_above_fp16_max)} scaled values exceed 65504 in magnitude; "
                                             f"{int(f.scaled_to_inf)} of them round to inf in fp16"}, model_source=src)
+
+
+def autocast_table(net, ids: torch.Tensor, loss_fn) -> pd.DataFrame:
+    """On CUDA: one forward+backward under torch.autocast per 16-bit dtype (fp16 with a GradScaler)."""
+    if not ids.is_cuda:
+        return pd.DataFrame([{"dtype": "-", "note": "autocast steps run only with device: cuda"}])
+    rows = []
+    for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+        net.zero_grad(set_to_none=True)
+        scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
+        with torch.autocast("cuda", dtype=dtype):
+            loss = loss_fn(net(ids, use_cache=False).logits, ids).mean()
+        scaler.scale(loss).backward()
+        grads = torch.cat([p.grad.flatten() for p in net.parameters() if p.grad is not None]) / scaler.get_scale()
+        rows.append({"dtype": name, "loss": loss.item(), "scale": scaler.get_scale(),
+                     "grad_norm": float(torch.linalg.vector_norm(grads.double())),
+                     "nonfinite": int((~torch.isfinite(grads)).sum()), "zero": int((grads == 0).sum())})
+    net.zero_grad(set_to_none=True)
+    return pd.DataFrame(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import resource
+from functools import partial
 
 import pandas as pd
 import torch
@@ -42,7 +43,7 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
     saved["logprob_bytes"] = saved.batch * seq_len * net.config.vocab_size * FP32
     log.info("timing %d rounds of forward+backward at batch %d, plain vs checkpointed", timing_rounds, timing_batch)
     xt = x[:timing_batch]
-    samples = run_rounds({"plain": lambda: step(net, xt, False), "checkpoint": lambda: step(net, xt, True)},
+    samples = run_rounds({"plain": partial(step, net, xt, False), "checkpoint": partial(step, net, xt, True)},
                          {"plain": 1, "checkpoint": 1}, rounds=timing_rounds, warmup=timing_warmup, seed=seed)
     med = samples.groupby("candidate").per_call_us.median()
     ratio = med["checkpoint"] / med["plain"]

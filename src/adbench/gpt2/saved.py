@@ -120,3 +120,35 @@ def step(net, ids: torch.Tensor, ckpt: bool) -> None:
     with checkpointed(net, ckpt):
         token_nll(net(ids, use_cache=False).logits, ids).mean().backward()
     net.zero_grad(set_to_none=True)
+
+
+def saved_by_node(root, params) -> list[dict]:
+    """Walk the autograd graph from `root` (a grad_fn): saved bytes per node type, each non-parameter
+    storage counted once, at the first node (in depth-first order from the loss) that saves it."""
+    seen_nodes, stack, rows = set(), [root], {}
+    seen_storage = {p.untyped_storage()._cdata for p in params}
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen_nodes:
+            continue
+        seen_nodes.add(node)
+        stack.extend(n for n, _ in node.next_functions)
+        r = rows.setdefault(type(node).__name__, {"node": type(node).__name__, "nodes": 0, "saved_tensors": 0,
+                                                  "call_bytes": 0, "unique_bytes": 0})
+        r["nodes"] += 1
+        for attr in dir(node):
+            if not attr.startswith("_saved_"):
+                continue
+            try:
+                value = getattr(node, attr)
+            except RuntimeError:  # already freed or not accessible
+                continue
+            for t in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                    r["saved_tensors"] += 1
+                    r["call_bytes"] += t.numel() * t.element_size()
+                    key = t.untyped_storage()._cdata
+                    if key not in seen_storage:
+                        seen_storage.add(key)
+                        r["unique_bytes"] += t.untyped_storage().nbytes()
+    return sorted(rows.values(), key=lambda r: -r["unique_bytes"])

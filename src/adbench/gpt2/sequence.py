@@ -12,7 +12,7 @@ from transformers import GPT2Config
 
 from ..tables import values_table
 from .common import load_from_args, norm, read_text, token_nll
-from .fp16 import precision_table, p9_values
+from .fp16 import autocast_table, precision_table, p9_values
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,12 @@ def measure_sequence(model: dict, corpus: str, seq_len: int, text_offset: int, w
     grads = g7.pop("_grads")  # unclipped gradients, flattened fp32
     blocks = _block_norms(net, g7["_unclipped"], starved_ratio, runaway_ratio)
     p9 = precision_table(grads, loss_scale)
+    autocast = autocast_table(net, x, token_nll)  # CUDA only; after the fp32 gradients were used
     summary = {"tokens": seq_len, "predictions": len(nll), "loss": loss.item(), **{k: v for k, v in g7.items() if k[0] != "_"}}
     return {
         "g5_values": _g5_values(g5, src), "g7_values": _g7_values(g7, src), "g8_values": _g8_values(blocks, starved_ratio, runaway_ratio, src),
         "p9_values": p9_values(p9, src), "surprise": tokens, "extremes": g5["extremes"], "g5_summary": pd.DataFrame([g5["summary"]]),
-        "clipping": pd.DataFrame([summary]), "blocks": blocks, "p9_summary": p9,
+        "clipping": pd.DataFrame([summary]), "blocks": blocks, "p9_summary": p9, "p9_autocast": autocast,
         "_meta": info, "meta_G7": info, "meta_G8": info, "meta_P9": info,
     }
 

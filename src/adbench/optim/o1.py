@@ -1,4 +1,4 @@
-"""O1 measurements: gradient check, per-seed training runs, stuck count, Adam rescue, ulp sensitivity."""
+"""O1 summary: gradient check, stuck count, Adam rescue and the ulp-sensitivity control."""
 
 from __future__ import annotations
 
@@ -11,27 +11,6 @@ from ..tables import values_table
 from . import xor, xor_ensemble
 
 log = logging.getLogger(__name__)
-
-
-def measure_o1_train(inputs: list, targets: list, hidden: int, init_range: float, seeds: int,
-                     steps: int, optimizer: str, gd: dict, adam: dict) -> dict:
-    """Train seeds 0..seeds-1 with one optimizer; per-step curves and one final row per seed."""
-    if optimizer not in ("gd", "adam"):
-        raise ValueError(f"optimizer must be 'gd' or 'adam', got {optimizer!r}")
-    settings = dict(lr=gd["lr"]) if optimizer == "gd" else dict(adam)
-    curves, finals = [], []
-    for seed in range(seeds):
-        params = xor.init_params(seed, len(inputs[0]), hidden, init_range)
-        curve = xor.train(params, inputs, targets, optimizer=optimizer, steps=steps, **settings)
-        curves.append(curve.assign(seed=seed))
-        preds = [xor.predict(params, x).data for x in inputs]
-        finals.append({"seed": seed, "optimizer": optimizer, "lr": settings["lr"],
-                       "initial_loss": curve.loss.iloc[0], "final_loss": curve.loss.iloc[-1],
-                       "final_max_abs_grad": curve.max_abs_grad.iloc[-1],
-                       **{f"pred_{i}": p for i, p in enumerate(preds)}})
-        log.info("%s seed %d: final loss %.6f", optimizer, seed, curve.loss.iloc[-1])
-    curves_df = pd.concat(curves, ignore_index=True)[["seed", "step", "loss", "max_abs_grad"]]
-    return {"curves": curves_df, "finals": pd.DataFrame(finals)}
 
 
 def gradient_check(inputs, targets, hidden: int, init_range: float, seed: int, h: float) -> pd.DataFrame:
@@ -62,23 +41,23 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
                gd: dict, stuck_threshold: float, gradcheck: dict, report_seed: int,
                report_steps: list[int], ulp_offsets: list[int]) -> dict:
     """O1 summary: the documented rows, a per-seed table, the gradient check and the ulp control."""
+    if not 0 <= report_seed < seeds:
+        raise ValueError(f"config key 'optim.o1.report_seed' = {report_seed} must be below optim.o1.seeds = {seeds}")
     check = gradient_check(inputs, targets, hidden, init_range, gradcheck["seed"], gradcheck["h"])
     per_seed = gd_finals[["seed", "final_loss"]].rename(columns={"final_loss": "gd_final_loss"}).merge(
         adam_finals[["seed", "final_loss"]].rename(columns={"final_loss": "adam_final_loss"}), on="seed")
     per_seed["gd_stuck"] = per_seed.gd_final_loss > stuck_threshold
     per_seed["adam_stuck"] = per_seed.adam_final_loss > stuck_threshold
     rescued = per_seed.gd_stuck & ~per_seed.adam_stuck
-    log.info("stuck under GD: %s; rescued by Adam: %s", list(per_seed.seed[per_seed.gd_stuck]),
-             list(per_seed.seed[rescued]))
+    stuck, saved = per_seed.seed[per_seed.gd_stuck].tolist(), per_seed.seed[rescued].tolist()
+    log.info("stuck under GD: %s; rescued by Adam: %s", stuck, saved)
     ulp = ulp_sensitivity(inputs, targets, hidden, init_range, seeds, steps, gd["lr"], ulp_offsets,
                           stuck_threshold)
 
-    if not 0 <= report_seed < seeds:
-        raise ValueError(f"config key 'optim.o1.report_seed' = {report_seed} must be below optim.o1.seeds = {seeds}")
     g = gd_finals.set_index("seed").loc[report_seed]
     a = adam_finals.set_index("seed").loc[report_seed]
     curve = gd_curves[gd_curves.seed == report_seed].set_index("step").loss
-    rows = ("00", "01", "10", "11")
+    rows = ["".join(f"{v:g}" for v in x) for x in inputs]   # "01" names the input (0, 1)
     items = [("gradcheck_abs_diff", check.loc[check.param == gradcheck["param"], "abs_diff"].iloc[0])]
     items += [(f"gd_seed{report_seed}_loss_step{s}", curve.get(s, np.nan)) for s in report_steps]
     items += [(f"gd_seed{report_seed}_pred_{r}", g[f"pred_{i}"]) for i, r in enumerate(rows)]
@@ -88,8 +67,10 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     items += [(f"adam_seed{report_seed}_pred_{r}", a[f"pred_{i}"]) for i, r in enumerate(rows)]
     items += [("adam_rescued_count", int(rescued.sum())), ("ulp_stuck_copies", int(ulp.stuck_copies.sum())),
               ("ulp_copies", int(ulp.copies.sum()))]
-    stuck_note = (f"stuck seeds {list(per_seed.seed[per_seed.gd_stuck])}, rescued by Adam "
-                  f"{list(per_seed.seed[rescued])}; ulp control: {int(ulp.stuck_copies.sum())} of "
+    stuck_note = (f"stuck seeds {stuck}, rescued by Adam {saved}; ulp control: {int(ulp.stuck_copies.sum())} of "
                   f"{int(ulp.copies.sum())} nudged copies stuck, so a seed's outcome is decided by last-bit rounding")
-    return {"values": values_table("O1", items, notes={"stuck_count": stuck_note}), "seeds": per_seed,
+    check_note = (f"over all {len(check)} parameters at this state |tape - central| runs from "
+                  f"{check.abs_diff.min():.2e} to {check.abs_diff.max():.2e}: rounding noise")
+    notes = {"stuck_count": stuck_note, "gradcheck_abs_diff": check_note}
+    return {"values": values_table("O1", items, notes=notes), "seeds": per_seed,
             "gradcheck": check, "ulp": ulp}

@@ -22,11 +22,11 @@ Params = dict[str, list]  # {"W1": [[Value]*n_in]*hidden, "b1": [Value]*hidden, 
 def init_params(seed: int, n_in: int, hidden: int, init_range: float) -> Params:
     """Seeded uniform(-r, r) draws for every weight and bias, in W1, b1, W2, b2 order."""
     rng = random.Random(seed)
-    u = lambda: Value(rng.uniform(-init_range, init_range))  # noqa: E731
-    W1 = [[u() for _ in range(n_in)] for _ in range(hidden)]
-    b1 = [u() for _ in range(hidden)]
-    W2 = [u() for _ in range(hidden)]
-    return {"W1": W1, "b1": b1, "W2": W2, "b2": [u()]}
+    draws = iter([Value(rng.uniform(-init_range, init_range)) for _ in range(hidden * (n_in + 2) + 1)])
+    W1 = [[next(draws) for _ in range(n_in)] for _ in range(hidden)]
+    b1 = [next(draws) for _ in range(hidden)]
+    W2 = [next(draws) for _ in range(hidden)]
+    return {"W1": W1, "b1": b1, "W2": W2, "b2": [next(draws)]}
 
 
 def flat(params: Params) -> list[Value]:
@@ -101,3 +101,24 @@ def train(params: Params, inputs, targets, *, optimizer: str, lr: float, steps: 
             else:
                 raise ValueError(f"optimizer must be 'gd' or 'adam', got {optimizer!r}")
     return pd.DataFrame(rows, columns=["step", "loss", "max_abs_grad"])
+
+
+def measure_o1_train(inputs: list, targets: list, hidden: int, init_range: float, seeds: int,
+                     steps: int, optimizer: str, gd: dict, adam: dict) -> dict:
+    """Train seeds 0..seeds-1 with one optimizer; per-step curves and one final row per seed."""
+    if optimizer not in ("gd", "adam"):
+        raise ValueError(f"optimizer must be 'gd' or 'adam', got {optimizer!r}")
+    settings = dict(lr=gd["lr"]) if optimizer == "gd" else dict(adam)
+    curves, finals = [], []
+    for seed in range(seeds):
+        params = init_params(seed, len(inputs[0]), hidden, init_range)
+        curve = train(params, inputs, targets, optimizer=optimizer, steps=steps, **settings)
+        curves.append(curve.assign(seed=seed))
+        preds = [predict(params, x).data for x in inputs]
+        finals.append({"seed": seed, "optimizer": optimizer, "lr": settings["lr"],
+                       "initial_loss": curve.loss.iloc[0], "final_loss": curve.loss.iloc[-1],
+                       "final_max_abs_grad": curve.max_abs_grad.iloc[-1],
+                       **{f"pred_{i}": p for i, p in enumerate(preds)}})
+        log.info("%s seed %d: final loss %.6f", optimizer, seed, curve.loss.iloc[-1])
+    curves_df = pd.concat(curves, ignore_index=True)[["seed", "step", "loss", "max_abs_grad"]]
+    return {"curves": curves_df, "finals": pd.DataFrame(finals)}

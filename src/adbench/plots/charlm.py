@@ -7,7 +7,8 @@ import pandas as pd
 
 from . import COLORS, new_figure, svg_bytes
 
-ORDER = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions"]
+ORDER = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions",
+         "no_zero_grad_clipped"]
 
 
 def _variants(df: pd.DataFrame) -> list[str]:

@@ -8,9 +8,9 @@ import pandas as pd
 from . import COLORS, new_figure, svg_bytes
 
 # accounting column -> label, in the order they are drawn
-ACCOUNTS = {"hook_mib": "per hook call", "unique_storage_mib": "unique storages",
-            "unique_activation_mib": "unique non-parameter storages",
-            "allocator_live_after_forward_mib": "allocator: live after forward"}
+ACCOUNTS = {"hook_mib": "per hook\ncall", "unique_storage_mib": "unique\nstorages",
+            "unique_activation_mib": "unique non-\nparameter storages",
+            "allocator_live_after_forward_mib": "allocator: live\nafter forward"}
 MODE_LABELS = {"plain": "plain", "checkpoint_sequential": "checkpoint_sequential"}
 
 
@@ -26,7 +26,7 @@ def plot_checkpoint(accounting: pd.DataFrame, samples: pd.DataFrame) -> dict:
         for x, v in zip(xs, vals):
             ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(np.arange(len(ACCOUNTS)))
-    ax.set_xticklabels(list(ACCOUNTS.values()), fontsize=7, rotation=15)
+    ax.set_xticklabels(list(ACCOUNTS.values()), fontsize=7)
     ax.set_ylabel("MiB")
     ax.set_title("Saved-tensor payload by accounting")
     ax.legend(fontsize=8)
@@ -48,13 +48,10 @@ def plot_checkpoint(accounting: pd.DataFrame, samples: pd.DataFrame) -> dict:
 def plot_shapes(sweep: pd.DataFrame) -> dict:
     """Bytes vs sequence length, log-log: residual states grow like T, attention scores like T²."""
     fig, ax = new_figure()
-    curves = [("all_residual_states_bytes", "13 residual states (B·T·D)", "o-"),
-              ("scores_all_layers_bytes", "attention scores, 12 layers (B·H·T·T)", "s-")]
+    curves = [("all_residual_states_bytes", "all residual states, B·T·D each (∝ T)", "o-"),
+              ("scores_all_layers_bytes", "attention scores, B·H·T·T per layer, all layers (∝ T²)", "s-")]
     for color, (col, label, style) in zip(COLORS, curves):
         ax.loglog(sweep.seq_len, sweep[col] / 2 ** 20, style, color=color, ms=4, label=label)
-    t0, t1 = sweep.seq_len.min(), sweep.seq_len.max()
-    base = sweep.scores_all_layers_bytes.iloc[0] / 2 ** 20
-    ax.loglog([t0, t1], [base, base * (t1 / t0) ** 2], ":", color="0.5", label="slope 2 reference")
     ax.set_xlabel("sequence length T (batch 1, fp32)")
     ax.set_ylabel("MiB")
     ax.set_title("GPT-2 small activation bytes from shapes alone")

@@ -17,7 +17,7 @@ def plot_o1_curves(gd_curves: pd.DataFrame, adam_curves: pd.DataFrame, seeds: pd
         is_stuck = seed in stuck
         ax.plot(c.step, c.loss, lw=1.4 if is_stuck else 0.8, alpha=1 if is_stuck else 0.5,
                 color=COLORS[1] if is_stuck else COLORS[0],
-                label=("GD lr 0.5, stuck seed" if is_stuck else "GD lr 0.5, solved seed")
+                label=("gradient descent, stuck seed" if is_stuck else "gradient descent, solved seed")
                 if seed == min(stuck if is_stuck else set(gd_curves.seed) - stuck) else None)
         if is_stuck:
             ax.annotate(f"seed {seed}", (c.step.iloc[-1], c.loss.iloc[-1]), fontsize=8,

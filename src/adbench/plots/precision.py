@@ -14,7 +14,8 @@ def plot_error_sweep(sweep: pd.DataFrame, landmarks: pd.DataFrame) -> dict:
         err = sweep[f"{fmt}_rel_error"]
         ax.loglog(sweep.x, err.where(err > 0), "-", color=color, lw=0.7, label=fmt)   # exact casts: no point
     fp16 = landmarks.set_index("format").loc["fp16"]
-    for v, name in ((fp16.smallest_normal, "fp16 smallest normal"), (fp16.smallest_subnormal, "fp16 smallest subnormal")):
+    marks = ((fp16.smallest_normal, "fp16 smallest normal"), (fp16.smallest_subnormal, "fp16 smallest subnormal"))
+    for v, name in marks:
         ax.axvline(v, color="0.4", ls="--", lw=0.8)
         ax.text(v * 1.25, 2e-7, name, rotation=90, fontsize=8, color="0.3", va="bottom")
     ax.set_ylim(1e-7, 3)

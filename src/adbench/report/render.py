@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 import pandas as pd
 
 from ..families import FAMILIES
@@ -57,6 +58,12 @@ def fmt(x, digits: int = 10) -> str:
     return "" if x is None else str(x)
 
 
+def records_json(df: pd.DataFrame) -> Markup:
+    """A DataFrame as a JSON array of records, safe to embed inside <script>."""
+    text = df.to_json(orient="records", double_precision=15)
+    return Markup(text.replace("</", "<\\/"))
+
+
 def family_summary(comparison: pd.DataFrame) -> list[dict]:
     """Per family: status counts and which IDs have rows."""
     out = []
@@ -81,6 +88,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
+    env.filters["records"] = records_json
     by_id: dict[str, list[dict]] = defaultdict(list)
     for row in comparison.fillna("").to_dict("records"):
         by_id[row["id"]].append(row)

@@ -10,7 +10,7 @@ import torch
 
 from ..tables import values_table
 from .numdiff import central_difference, opening_loss
-from .tape import Tape, Value, graph_size
+from .tape import Tape, Value, graph_size, topological
 
 
 def tape_gradients(a: float, b: float, *, overwrite: bool = False, order: str = "reverse"):
@@ -149,6 +149,35 @@ def torch_mlp_grads(layers, inputs, targets) -> list[float]:
     return [g for p in params for g in p.grad.tolist()]
 
 
+def backward_trace(expression: dict, overwrite: bool) -> pd.DataFrame:
+    """Every node's value and gradient after each step of the reverse pass of relu(a*b + c)*a."""
+    a, b, c = expression["a"], expression["b"], expression["c"]
+    with Tape(overwrite=overwrite):
+        va, vb, vc = Value(a), Value(b), Value(c)
+        ab = va * vb
+        z = ab + vc
+        r = z.relu()
+        out = r * va
+        labels = {id(va): "a", id(vb): "b", id(vc): "c", id(ab): "a·b", id(z): "a·b + c",
+                  id(r): "relu(a·b + c)", id(out): "relu(a·b + c)·a"}
+        order = topological(out)
+        out.grad = 1.0
+        rows, step = [], 0
+
+        def snapshot(active: str) -> None:
+            for n in order:
+                rows.append({"mode": "=" if overwrite else "+=", "step": step, "active": active,
+                             "node": labels[id(n)], "op": n.op or "leaf", "value": n.data, "grad": n.grad,
+                             "parents": "|".join(labels[id(p)] for p in n.parents)})
+        snapshot("seed dL/dL = 1")
+        for node in reversed(order):  # the engine's own order and closures, one at a time
+            if node._backward is not None:
+                node._backward()
+                step += 1
+                snapshot(labels[id(node)])
+    return pd.DataFrame(rows)
+
+
 def measure_s10(expression: dict, mlp: dict) -> dict:
     """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP."""
     a, b, c = expression["a"], expression["b"], expression["c"]
@@ -180,9 +209,10 @@ def measure_s10(expression: dict, mlp: dict) -> dict:
              ("a_grad_torch", ta.grad.item()), ("a_grad_overwrite", grads["overwrite"]),
              ("mlp_params", len(params)), ("mlp_nodes", graph_size(loss)),
              ("mlp_max_grad_diff", max(diffs)), ("mlp_loss", loss.data)]
-    return {"values": values_table("S10", items), "mlp_grads": per_param, "mlp_nodes_by_op": node_table}
+    trace = pd.concat([backward_trace(expression, False), backward_trace(expression, True)], ignore_index=True)
+    return {"values": values_table("S10", items), "mlp_grads": per_param, "mlp_nodes_by_op": node_table,
+            "backward_steps": trace}
 
 
 def _nodes(root: Value):
-    from .tape import topological
     return topological(root)

@@ -1,0 +1,50 @@
+"""C1 summary: the values rows against the documents and the per-run table (loss-only dashboard view)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..tables import values_table
+
+
+def dashboard(final: float, correct: float, uniform: float) -> str:
+    """What someone watching only the training loss would conclude from the final value."""
+    if final > uniform:
+        return "visible: training loss ends above a uniform guess"
+    if final < 0.25 * correct:
+        return "visible, but looks like success: training loss far below the correct run"
+    if abs(final - correct) <= 0.15 * correct:
+        return "invisible: a normal-looking falling curve"
+    return "ambiguous: a falling curve, somewhat off the correct run"
+
+
+def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
+                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int) -> dict:
+    """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view)."""
+    curves = curves.sort_values(["variant", "step"], kind="stable")
+    held = heldout.set_index("variant")["heldout_loss"]
+    base = baselines.set_index("baseline")["heldout_loss"]
+    final = curves.groupby("variant")["train_loss"].apply(lambda s: s.tail(final_window).mean())
+    pos = grad_norms[grad_norms.group == "position_table"].groupby("variant")["grad_norm"]
+    table = pd.DataFrame([{"variant": v, "final_train_loss": final[v], "heldout_loss": held[v],
+                           "heldout_vs_correct_pct": 100 * (held[v] / held["correct"] - 1),
+                           "position_grad_min": pos.min()[v], "position_grad_max": pos.max()[v],
+                           "loss_only_dashboard": "reference run" if v == "correct"
+                           else dashboard(final[v], final["correct"], base["uniform"])}
+                          for v in held.index])
+    table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds"]], on="variant")
+    nzg = curves[curves.variant == "no_zero_grad"].set_index("step")["train_loss"]
+    items = [("unigram_heldout_loss", base["unigram"]), ("correct_heldout_loss", held["correct"]),
+             ("no_zero_grad_train_loss_early", nzg[early_step]),
+             ("no_zero_grad_final_train_loss", final["no_zero_grad"]),
+             ("charset_size", int(baselines.set_index("baseline").loc["uniform", "characters"])),
+             ("unshifted_final_train_loss", final["unshifted_targets"]),
+             ("unshifted_heldout_loss", held["unshifted_targets"]),
+             ("loss_x40_heldout_loss", held["loss_x40"]),
+             ("detached_positions_heldout_loss", held["detached_positions"]),
+             ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1))]
+    notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
+    notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
+    notes["charset_size"] = "this corpus's character set, not the blog's"
+    return {"values": values_table("C1", items, notes), "summary": table, "curves": curves,
+            "grad_norms": grad_norms}
