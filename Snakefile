@@ -12,6 +12,9 @@ ROOT = Path(workflow.basedir)
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 
 
@@ -35,3 +38,4 @@ rule all:
     input:
         "report/report.html",
         "results/comparison.csv",
+        "results/changes.csv",

@@ -53,3 +53,18 @@ def planned_jobs(out: str) -> dict[str, int]:
 def project(tmp_path: Path) -> Path:
     """A fresh copy of the project in a temporary directory."""
     return copy_project(tmp_path / "project")
+
+
+SMOKE = ["--configfile", "config.yaml", ".test/config.yaml"]
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """A project copy with a completed smoke run of the whole DAG, and that run's wall time."""
+    import time
+    project = copy_project(tmp_path_factory.mktemp("smoke") / "project")
+    t0 = time.perf_counter()
+    res = snakemake(project, "--cores", "2", *SMOKE)
+    elapsed = time.perf_counter() - t0
+    assert res.returncode == 0, res.stderr[-4000:]
+    return project, elapsed

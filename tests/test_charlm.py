@@ -214,6 +214,8 @@ def test_job_functions_end_to_end():
     t = summ["summary"].set_index("variant")
     assert t.loc["detached_positions", "position_grad_max"] == 0.0 < t.loc["correct", "position_grad_min"]
     vals = summ["values"].set_index("quantity")["value"]
+    doc = pd.read_csv(ROOT / "src/adbench/data/documented.csv")
+    assert sorted(doc.loc[doc.id == "C1", "quantity"]) == sorted(vals.index)  # one row per documented quantity
     assert vals["charset_size"] == len(VOCAB)
     base = ev["baselines"].set_index("baseline")["heldout_loss"]
     assert base["uniform"] == pytest.approx(math.log(len(VOCAB)), rel=1e-15)

@@ -19,10 +19,14 @@ def config():
 
 def test_shipped_config_and_smoke_overlay_are_valid(config):
     check_config(config, SCHEMA)
-    merged = copy.deepcopy(config)
-    for key, val in yaml.safe_load((ROOT / ".test/config.yaml").read_text()).items():
-        merged[key] = {**merged.get(key, {}), **val} if isinstance(val, dict) else val
-    check_config(merged, SCHEMA)
+    check_config(deep_update(copy.deepcopy(config), yaml.safe_load((ROOT / ".test/config.yaml").read_text())), SCHEMA)
+
+
+def deep_update(base, overlay):
+    """Merge like Snakemake merges --configfile overlays: nested dicts key by key."""
+    for key, val in overlay.items():
+        base[key] = deep_update(base.get(key, {}), val) if isinstance(val, dict) else val
+    return base
 
 
 def _set(cfg, dotted, value):

@@ -1,9 +1,13 @@
 """Lifetimes family: accumulation, leaves, saved values, checkpoint accounting, shape arithmetic."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 import torch
+import yaml
 
+from adbench.compare import compare
 from adbench.documented import load
 from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, graph, shapes
 
@@ -176,3 +180,28 @@ def test_every_documented_l_quantity_is_measured():
     doc = load()
     wanted = {(i, q) for i, q in zip(doc.id, doc.quantity) if i.startswith("L")}
     assert wanted and wanted <= made
+
+
+def test_default_l6_block_reproduces_the_documented_memory_rows():
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())["lifetimes"]["checkpoint"]
+    doc = load()
+    rows = ["plain_saved_tensors", "plain_saved_mib", "plain_block_calls", "ckpt_saved_mib",
+            "ckpt_percent_of_plain", "ckpt_block_calls", "output_max_diff", "grad_max_diff"]
+    cmp = compare(doc[(doc.id == "L6") & doc.quantity.isin(rows)], checkpoint_probe.measure_l6_memory(**cfg)["values"])
+    assert len(cmp) == len(rows) and (cmp.status == "match").all(), cmp[["quantity", "documented", "measured"]]
+
+
+def test_exact_and_derived_l_rows_match_the_documented_table():
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())["lifetimes"]
+    data = dict(in_features=cfg["in_features"], out_features=cfg["out_features"], seed=cfg["seed"])
+    measured = pd.concat([
+        accumulation.measure_l1(cfg["accumulation_examples"], **data)["values"],
+        accumulation.measure_l2(cfg["accumulation_examples"], cfg["split"], nanogpt_steps=cfg["nanogpt_steps"],
+                                nanogpt_micro=cfg["nanogpt_micro"], **data)["values"],
+        graph.measure_l4(cfg["leaf_x"])["values"],
+        graph.measure_l5(cfg["leaf_x"], cfg["inplace_shift"], cfg["cube_at"])["values"],
+        shapes.measure_l7(**cfg["shapes"])["values"]])
+    doc = load()
+    doc = doc[doc.id.str.startswith("L") & doc.kind.isin(["exact", "derived"])]
+    cmp = compare(doc, measured)
+    assert len(cmp) and (cmp.status == "match").all(), cmp[cmp.status != "match"][["id", "quantity", "measured"]]

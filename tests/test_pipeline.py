@@ -2,29 +2,16 @@
 
 import json
 import re
-import time
 
 import pandas as pd
 import pytest
 
 from adbench.families import FAMILIES
-from conftest import copy_project, planned_jobs, snakemake
+from conftest import SMOKE, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
-SMOKE = ["--configfile", "config.yaml", ".test/config.yaml"]
 SMOKE_BUDGET_S = 60.0
 META_KEYS = {"versions", "device", "torch_threads", "seed", "config_hash", "wall_time_s", "cpu_model", "platform"}
-
-
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    """A project copy with a completed smoke run, and that run's wall time."""
-    project = copy_project(tmp_path_factory.mktemp("smoke") / "project")
-    t0 = time.perf_counter()
-    res = snakemake(project, "--cores", "2", *SMOKE)
-    elapsed = time.perf_counter() - t0
-    assert res.returncode == 0, res.stderr[-4000:]
-    return project, elapsed
 
 
 def dry_run(project, env=None):
@@ -103,3 +90,33 @@ def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
     assert not any(re.match(r"scalar_s\d+$", r) for r in planned)
     torch_bump = dry_run(project, env={"ADBENCH_VERSION_OVERRIDE": json.dumps({"torch": "2.99.0"})})
     assert {f"scalar_s{i}" for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)} <= torch_bump
+
+
+def test_snakemake_report_zip_builds(smoke):
+    project = smoke[0]
+    res = snakemake(project, "--cores", "1", *SMOKE, "--report", "report.zip")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (project / "report.zip").stat().st_size > 10_000
+
+
+def test_archive_and_compare_to_show_what_a_changed_parameter_moved(smoke):
+    """Runs last: it changes the smoke project's S7 results."""
+    project = smoke[0]
+    (project / "archive.yaml").write_text("archive: {label: base, overwrite: false}\n")
+    res = snakemake(project, "--cores", "2", *SMOKE, "archive.yaml", "archive")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (project / "archive/base/MANIFEST.json").exists() and (project / "archive/base/comparison.csv").exists()
+
+    (project / "changed.yaml").write_text("compare_to: [base]\nscalar: {directional: {seed: 7}}\n")
+    res = snakemake(project, "--cores", "2", *SMOKE, "changed.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    ch = pd.read_csv(project / "results/changes.csv")
+    moved = ch[ch.moved]
+    assert len(moved) >= 2 and set(moved.id) == {"S7"}, moved[["id", "quantity"]].to_string()
+    html = (project / "report/report.html").read_text()
+    assert 'id="changes"' in html and "Against <code>base</code>" in html
+
+    # Archiving the changed results under the same label is refused, and the old archive survives.
+    res = snakemake(project, "--cores", "1", *SMOKE, "changed.yaml", "archive.yaml", "archive")
+    assert res.returncode != 0 and "archive.overwrite" in res.stdout + res.stderr
+    assert (project / "archive/base/MANIFEST.json").exists()

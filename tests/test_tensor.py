@@ -1,10 +1,14 @@
 """Tensor family: every hand-written backward rule against torch float64 autograd, plus negative controls."""
 
 import math
+from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
+import yaml
 
+from adbench.compare import compare
 from adbench.documented import load
 from adbench.tensor import probes, rules
 
@@ -157,3 +161,11 @@ def test_every_documented_t_quantity_is_measured():
     made |= {("T4", q) for q in probes.measure_t4(**LN)["values"].quantity}
     wanted = {(i, q) for i, q in zip(doc.id, doc.quantity) if i in ("T1", "T2", "T3", "T4")}
     assert wanted and wanted <= made
+
+
+def test_every_exact_t_row_matches_the_documented_table():
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())["tensor"]
+    measured = [getattr(probes, f"measure_t{i}")(**cfg[key])["values"] for i, key in probes.ROOT_CONFIG_KEYS.items()]
+    doc = load()
+    cmp = compare(doc[doc.id.isin(["T1", "T2", "T3", "T4"])], pd.concat(measured))
+    assert (cmp.status == "match").all(), cmp[cmp.status != "match"][["id", "quantity", "documented", "measured"]]

@@ -89,6 +89,7 @@ rule gpt2_memory:
     output:
         values="results/G6/values.csv",
         saved="results/G6/saved.csv",
+        by_node="results/G6/by_node.csv",
         summary="results/G6/summary.csv",
         timing="results/G6/timing.csv",
         meta="results/G6/meta.json",
@@ -139,7 +140,7 @@ register(
     "results/P9/values.csv", "results/P9/summary.csv", "results/P9/autocast.csv", "results/P9/meta.json",
     "results/G1/target.csv", "results/G2/states.csv", "results/G3/qkv.csv", "results/G4/direction.csv",
     "results/G5/surprise.csv", "results/G5/extremes.csv", "results/G5/summary.csv",
-    "results/G6/saved.csv", "results/G6/summary.csv", "results/G6/timing.csv",
+    "results/G6/saved.csv", "results/G6/by_node.csv", "results/G6/summary.csv", "results/G6/timing.csv",
     "results/G7/clipping.csv", "results/G8/blocks.csv",
     "results/G2/states.svg", "results/G5/surprise.svg", "results/G8/blocks.svg",
 )

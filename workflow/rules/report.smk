@@ -1,4 +1,16 @@
-# Comparison against the documented table, then the single self-contained HTML report.
+# Comparison against the documented table, the single self-contained HTML report, and the
+# archive / compare_to machinery that says what moved since an earlier run.
+from datetime import date
+
+from adbench.report.changes import default_label
+
+ARCHIVE_LABEL = config["archive"]["label"] or default_label(versions(), config["device"], date.today())
+for _label in config["compare_to"]:
+    if not (Path("archive") / _label / "MANIFEST.json").exists():
+        _have = sorted(p.name for p in Path("archive").glob("*/MANIFEST.json")) if Path("archive").exists() else []
+        raise WorkflowError(f"config key 'compare_to' lists archive {_label!r}, but archive/{_label}/MANIFEST.json "
+                            f"does not exist (archives here: {sorted(p.parent.name for p in Path('archive').glob('*/MANIFEST.json')) or 'none'}); "
+                            "create one with `snakemake archive`")
 
 
 rule report_compare:
@@ -6,7 +18,7 @@ rule report_compare:
         documented=str(ROOT / "src/adbench/data/documented.csv"),
         values=report_values,
     output:
-        comparison="results/comparison.csv",
+        comparison=report("results/comparison.csv", caption="../report/comparison.rst", category="Comparison"),
     params:
         prov=prov("adbench.report.comparison", packages=()),
     log:
@@ -22,11 +34,12 @@ rule report_compare:
 rule render_report:
     input:
         comparison="results/comparison.csv",
+        changes="results/changes.csv",
         files=report_inputs,
         templates=sorted(str(p) for p in (ROOT / "report").rglob("*.j2")),
         style=str(ROOT / "report/style.css"),
     output:
-        html="report/report.html",
+        html=report("report/report.html", caption="../report/report_html.rst", category="Report"),
     params:
         prov=prov("adbench.report.render", packages=("jinja2",)),
     log:
@@ -37,3 +50,45 @@ rule render_report:
         ENV
     script:
         "../../scripts/render_report.py"
+
+
+rule report_changes:
+    input:
+        comparison="results/comparison.csv",
+        archives=[f"archive/{label}/MANIFEST.json" for label in config["compare_to"]],
+    output:
+        changes=report("results/changes.csv", caption="../report/changes.rst", category="Comparison"),
+    params:
+        args=dict(rel_threshold=config["changes"]["relative_threshold"],
+                  archives=[f"archive/{label}" for label in config["compare_to"]]),
+        prov=prov("adbench.report.changes", packages=()),
+        env=dict(versions=versions(), device=config["device"]),
+    log:
+        "logs/report_changes.log",
+    benchmark:
+        "benchmarks/report_changes.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/report_changes.py"
+
+
+rule archive:
+    input:
+        comparison="results/comparison.csv",
+        files=report_inputs,
+    output:
+        manifest=f"archive/{ARCHIVE_LABEL}.manifest.json",
+    params:
+        args=dict(dest=f"archive/{ARCHIVE_LABEL}", overwrite=config["archive"]["overwrite"],
+                  results_dir="results"),
+        prov=prov("adbench.report.changes", packages=()),
+        info=dict(label=ARCHIVE_LABEL, versions=versions(), device=config["device"]),
+    log:
+        "logs/archive.log",
+    benchmark:
+        "benchmarks/archive.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/archive.py"

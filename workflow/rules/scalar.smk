@@ -234,7 +234,7 @@ rule scalar_s5_plot:
         sweep="results/S5/sweep.csv",
         slopes="results/S5/slopes.csv",
     output:
-        figure="results/S5/valley.svg",
+        figure=report("results/S5/valley.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S5"}),
     params:
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
     log:
@@ -251,7 +251,7 @@ rule scalar_s9_plot:
     input:
         samples="results/S9/samples.csv",
     output:
-        figure="results/S9/samples.svg",
+        figure=report("results/S9/samples.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S9"}),
     params:
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
     log:

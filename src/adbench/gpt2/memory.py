@@ -31,13 +31,15 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
         raise ValueError(f"corpus {corpus} gives {len(ids)} tokens; G6 needs batch x seq_len = {batch * seq_len}")
     dev = next(net.parameters()).device
     x = torch.tensor(ids, device=dev).view(batch, seq_len)  # (B, T): consecutive chunks of the corpus
-    for p in net.parameters():
-        p.requires_grad_(True)
-    rows = []
+    rows, by_node = [], None
     for b, keep in ((1, True), (1, False), (batch, False)):
         for ckpt in (False, True):
             log.info("saved-tensor accounting: batch %d, checkpoint %s, %s", b, ckpt, "kept" if keep else "dropped")
-            rows.append(account(net, x[:b], ckpt, keep))
+            r = account(net, x[:b], ckpt, keep)
+            nodes = r.pop("_by_node", None)
+            if nodes is not None and not ckpt:  # the plain, kept sequence: breakdown by node type
+                by_node = pd.DataFrame(nodes)
+            rows.append(r)
     saved = pd.DataFrame(rows)
     logprob_run = batch * seq_len * net.config.vocab_size * FP32  # the run's (B, T, V) fp32 log-probabilities
     saved["logprob_bytes"] = saved.batch * seq_len * net.config.vocab_size * FP32
@@ -49,8 +51,10 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
     ratio = med["checkpoint"] / med["plain"]
     cuda = {}
     if dev.type == "cuda":
+        step(net, x, False)  # warm-up at the batch size
+        torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        step(net, x, False)  # warm-up done above; this is the measured batch step
+        step(net, x, False)  # the measured batch step
         cuda = {"cuda_max_allocated_bytes_batch_plain": torch.cuda.max_memory_allocated()}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     summary = {"peak_rss_bytes": peak, "checkpoint_time_ratio": ratio, "timing_batch": timing_batch,
@@ -58,7 +62,7 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
                "checkpoint_median_s": med["checkpoint"] / 1e6, "logprob_bytes_run": logprob_run,
                "weights_bytes_run": info["unique_parameters"] * FP32, "threads": torch.get_num_threads(), **cuda}
     return {"values": _values(saved, summary, batch, info["model_source"]), "saved": saved,
-            "summary": pd.DataFrame([summary]), "timing": samples, "_meta": info}
+            "summary": pd.DataFrame([summary]), "timing": samples, "by_node": by_node, "_meta": info}
 
 
 def _values(saved: pd.DataFrame, s: dict, batch: int, src: str) -> pd.DataFrame:

@@ -109,6 +109,7 @@ def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
     for h in handles:
         h.remove()
     if keep:  # the recompute closures were captured during forward; no patch needed now
+        out["_by_node"] = saved_by_node(loss.grad_fn, net.parameters())
         loss.backward()
         net.zero_grad(set_to_none=True)
     del loss

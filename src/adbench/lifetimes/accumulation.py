@@ -75,6 +75,8 @@ def measure_l2(n_examples: int, split: list[int], in_features: int, out_features
         (torch.nn.functional.mse_loss(big_model(bx[sl]), by[sl]) / nanogpt_steps).backward()
     accumulated = _grads(big_model)
     unscaled = accumulated * nanogpt_steps  # the same loop without the division
+    log.info("full-batch norm %.10f; weighted err %.3e; unweighted err %.3e", full.norm().item(),
+             (weighted - full).abs().max().item(), (unweighted - full).abs().max().item())
     table = pd.DataFrame([
         {"scheme": "full batch", "grad_norm": full.norm().item(), "max_abs_diff_vs_full": 0.0},
         {"scheme": "weighted " + " + ".join(f"{b - a}/{n_examples}" for a, b in zip(bounds, bounds[1:])),

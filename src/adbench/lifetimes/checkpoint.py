@@ -72,12 +72,14 @@ def account(model: nn.Sequential, x: torch.Tensor, mode: str, segments: int) -> 
     live = sum(e.cpu_memory_usage for e in prof.events() if e.cpu_parent is None)
     fwd_calls = sum(b.calls for b in model)
     loss.backward()
+    log.info("%s: %d block calls in forward, %d after backward", mode, fwd_calls, sum(b.calls for b in model))
     df = pd.DataFrame(seen)
     uniq = df.drop_duplicates("storage")
     acts = uniq[~uniq.parameter]
     row = {"mode": mode, "hook_calls": len(df), "hook_bytes": int(df["bytes"].sum()),
            "hook_mib": df["bytes"].sum() / MIB, "zero_byte_tensors": int((df["bytes"] == 0).sum()),
            "parameter_hook_calls": int(df.parameter.sum()),
+           "parameter_hook_mib": df.loc[df.parameter, "bytes"].sum() / MIB,
            "unique_storages": len(uniq), "unique_storage_mib": uniq.storage_bytes.sum() / MIB,
            "unique_activation_storages": len(acts), "unique_activation_mib": acts.storage_bytes.sum() / MIB,
            "allocator_live_after_forward_mib": live / MIB,

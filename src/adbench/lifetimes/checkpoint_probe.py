@@ -50,10 +50,12 @@ def measure_l6_memory(width: int, hidden: int, blocks: int, batch: int, segments
              ("ckpt_live_after_forward_mib", ck.allocator_live_after_forward_mib),
              ("hook_calls_hidden_by_checkpoint", hidden_calls),
              ("every_segment_saved_tensors", int(acc.loc["checkpoint_every_segment"].hook_calls))]
+    version = torch.__version__.split("+")[0]
     notes = {"ckpt_saved_tensors": (
-        f"torch {torch.__version__.split('+')[0]}: {int(ck.hook_calls)} hook calls, {int(ck.zero_byte_tensors)} of "
-        f"zero bytes; {hidden_calls} saves inside checkpointed segments never reach the user's hooks"),
-        "plain_saved_mib": "per hook call: counts the 24 weight-transpose views (12 MiB) and each tanh output twice"}
+        f"torch {version}: {int(ck.hook_calls)} hook calls, {int(ck.zero_byte_tensors)} of them zero-byte; "
+        f"the {hidden_calls} saves inside checkpointed segments never reach the user's hooks"),
+        "plain_saved_mib": (f"per hook call: includes {int(plain.parameter_hook_calls)} weight views "
+                            f"({plain.parameter_hook_mib:.2f} MiB) and counts shared storages once per call")}
     per_block_df = pd.DataFrame({"block": range(1, blocks + 1), "plain_hook_calls": per_block,
                                  "checkpointed": [i < blocks - seg for i in range(blocks)]})
     return {"values": values_table("L6", items, notes), "accounting": acc.reset_index(),

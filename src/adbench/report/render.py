@@ -40,7 +40,7 @@ def collect(paths: list[str], results_dir: str = "results") -> dict:
             figures[_key(p, results)] = "data:image/svg+xml;base64," + base64.b64encode(p.read_bytes()).decode()
         elif p.suffix == ".png":
             figures[_key(p, results)] = "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()
-    return {"tables": tables, "figures": figures, "metas": metas}
+    return {"tables": tables, "figures": figures, "metas": metas, "paths": [str(p) for p in paths]}
 
 
 def fmt(x, digits: int = 10) -> str:
@@ -62,6 +62,38 @@ def records_json(df: pd.DataFrame) -> Markup:
     """A DataFrame as a JSON array of records, safe to embed inside <script>."""
     text = df.to_json(orient="records", double_precision=15)
     return Markup(text.replace("</", "<\\/"))
+
+
+def csv_links(paths: list[str], results_dir: str = "results") -> dict[str, list[str]]:
+    """Family key -> CSV paths (relative to report/) of that family's results, for download links."""
+    out: dict[str, list[str]] = defaultdict(list)
+    ids = {i: f.key for f in FAMILIES for i in f.ids}
+    for p in sorted(paths):
+        parts = Path(p).parts
+        if p.endswith(".csv") and len(parts) > 2 and parts[1] in ids:
+            out[ids[parts[1]]].append("../" + p)
+    return dict(out)
+
+
+def benchmarks(bench_dir: str = "benchmarks") -> pd.DataFrame:
+    """Wall time and peak RSS of every job from Snakemake's benchmark files."""
+    rows = []
+    for f in sorted(Path(bench_dir).glob("*.tsv")):
+        df = pd.read_csv(f, sep="\t")
+        if len(df):
+            rows.append({"job": f.stem, "seconds": float(df["s"].iloc[-1]), "max_rss_mb": float(df["max_rss"].iloc[-1])})
+    return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb"])
+
+
+def run_facts(metas: list[dict]) -> dict:
+    """Model source, tokenizer, corpus hash and the like, gathered from every meta.json."""
+    keys = ("model_source", "model_revision", "tokenizer", "corpus_sha256", "corpus_source")
+    facts: dict[str, set] = defaultdict(set)
+    for m in metas:
+        for k in keys:
+            if m.get(k):
+                facts[k].add(str(m[k]))
+    return {k: ", ".join(sorted(v)) for k, v in facts.items()}
 
 
 def family_summary(comparison: pd.DataFrame) -> list[dict]:
@@ -86,6 +118,7 @@ def environment(metas: list[dict]) -> dict:
 def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None) -> str:
     """Render report.html.j2 from `template_dir` into an HTML string."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
+                             extensions=["jinja2.ext.do"],
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
     env.filters["records"] = records_json
@@ -100,6 +133,8 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "env": environment(collected["metas"]), "loud": loud.to_dict("records"),
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
+        "csv_links": csv_links([m for m in collected.get("paths", [])]),
+        "facts": run_facts(collected["metas"]), "comparison": comparison,
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)

@@ -11,6 +11,8 @@ from ..tables import values_table
 from . import rules
 
 F64 = torch.float64
+# measurement ID number -> its section of config.yaml's `tensor:` block
+ROOT_CONFIG_KEYS = {1: "matmul", 2: "softmax", 3: "attention", 4: "layernorm"}
 
 
 def _t(a) -> torch.Tensor:

@@ -1,0 +1,85 @@
+"""The rendered smoke report in a real browser: no errors, every anchor, working interactive figures."""
+
+import shutil
+
+import pytest
+
+from adbench.families import FAMILIES
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def page(smoke):
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (CI installs it via `make test`); browser test skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pg = browser.new_page(viewport={"width": 1200, "height": 900})
+        problems = []
+        pg.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        pg.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+        pg.on("request", lambda r: problems.append(f"external request: {r.url}")
+              if not r.url.startswith(("file:", "data:")) else None)
+        pg.goto((smoke[0] / "report/report.html").as_uri())
+        pg.wait_for_load_state("load")
+        pg.problems = problems
+        yield pg
+        browser.close()
+
+
+def test_no_console_errors_or_requests(page):
+    assert page.problems == []
+
+
+def test_every_catalog_anchor_is_present_once(page):
+    for fam in FAMILIES:
+        for mid in fam.ids:
+            assert page.locator(f"#{mid}").count() == 1, mid
+
+
+def test_step_through_changes_the_figure_and_ends_on_the_documented_gradients(page, tmp_path):
+    plot = page.locator("#stepper-plot")
+    plot.scroll_into_view_if_needed()
+    before = plot.inner_html()
+    page.click("#stepper-next")
+    assert plot.inner_html() != before
+    a_grad = page.locator('#stepper-plot g[data-node="a"]')
+    while page.locator("#stepper-next").is_enabled():
+        page.click("#stepper-next")
+    accumulate = float(a_grad.get_attribute("data-grad"))
+    page.select_option("#stepper-mode", "=")
+    while page.locator("#stepper-next").is_enabled():
+        page.click("#stepper-next")
+    overwrite = float(a_grad.get_attribute("data-grad"))
+    assert (accumulate, overwrite) == (-2.0, -6.0)  # relu(a*b + c)*a at (2, -3, 10): analytic -2; "=" keeps b only
+    page.locator("#stepper").screenshot(path=str(tmp_path / "stepper.png"))
+
+
+def test_depth_explorer_controls_redraw_the_plot(page, tmp_path):
+    plot = page.locator("#depth-explorer-plot")
+    plot.scroll_into_view_if_needed()
+    before = plot.inner_html()
+    page.locator("#depth-explorer-residual").click()
+    after_toggle = plot.inner_html()
+    assert after_toggle != before
+    page.locator("#depth-explorer-depth").fill("5")
+    page.locator("#depth-explorer-depth").dispatch_event("input")
+    assert plot.inner_html() != after_toggle
+    page.locator("#depth-explorer-plot").screenshot(path=str(tmp_path / "explorer.png"))
+
+
+def test_comparison_filter_hides_rows(page, tmp_path):
+    rows = page.locator("#all-values-table tbody tr")
+    total = rows.count()
+    page.click('#all-values button[data-filter="differs"]')
+    visible = page.locator("#all-values-table tbody tr:not([hidden])").count()
+    assert 0 < visible < total
+    page.click('#all-values button[data-filter="all"]')
+    assert page.locator("#all-values-table tbody tr:not([hidden])").count() == total
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=False)
