@@ -28,6 +28,7 @@ def test_within_printed_uses_exact_decimal_arithmetic():
     assert not within_printed("-0.1807066389236485", -0.18070663892364858)
     assert within_printed("6.1", (3.1 ** 2 - 9) / 0.1)
     assert not within_printed("0.993", 0.9936)
+    assert within_printed("0.000e+00", 0.0) and not within_printed("0.000e+00", 5.96e-8)
 
 
 @pytest.mark.parametrize("kind", ["exact", "derived"])
@@ -83,3 +84,8 @@ def test_documented_table_is_well_formed():
     numeric = df[df.documented.map(parse_printed).notna()]
     assert len(numeric) > 0.8 * len(df)
     assert {"S1", "S5", "S9", "S10"} <= set(df.id)
+
+
+def test_absolute_times_never_mismatch_but_ratios_do():
+    assert verdict("timing", "2.56", 39.0, unit="ms")[0] == "differs"
+    assert verdict("timing", "642.6", 6426.0 * 2, unit="×")[0] == "MISMATCH"

@@ -36,7 +36,7 @@ rule render_report:
         comparison="results/comparison.csv",
         changes="results/changes.csv",
         files=report_inputs,
-        templates=sorted(str(p) for p in (ROOT / "report").rglob("*.j2")),
+        templates=sorted(str(p) for p in (ROOT / "report").rglob("*") if p.suffix in (".j2", ".js")),
         style=str(ROOT / "report/style.css"),
     output:
         html=report("report/report.html", caption="../report/report_html.rst", category="Report"),

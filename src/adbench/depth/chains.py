@@ -42,6 +42,9 @@ def _label(activation: str, w: float) -> str:
 
 def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict) -> dict:
     """D1: gradient reaching x at every depth 1..max_depth for each chain, tape beside torch."""
+    deepest = max(max(ch["report_at"]) for ch in chains)
+    if deepest > max_depth:
+        raise ValueError(f"config key 'depth.d1.max_depth' = {max_depth} must cover report_at depth {deepest}")
     rows = []
     for ch in chains:
         act, w = ch["activation"], float(ch["w"])

@@ -96,7 +96,7 @@ def _g1_values(nll: float, n_target: int, info: dict) -> pd.DataFrame:
     count = values_table("G1", [("unique_parameters", gpt2_small_parameters())],
                          {"unique_parameters": "counted by code from the default GPT2Config on the meta device; "
                                                f"the model in use has {info['unique_parameters']:,}"})
-    return pd.concat([v, count], ignore_index=True)
+    return pd.concat([v.astype({"value": object}), count.astype({"value": object})], ignore_index=True)  # int stays int
 
 
 def _g2_values(g2: pd.DataFrame, src: str) -> pd.DataFrame:

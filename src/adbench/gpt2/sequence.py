@@ -50,10 +50,12 @@ def measure_sequence(model: dict, corpus: str, seq_len: int, text_offset: int, w
     blocks = _block_norms(net, g7["_unclipped"], starved_ratio, runaway_ratio)
     p9 = precision_table(grads, loss_scale)
     autocast = autocast_table(net, x, token_nll)  # CUDA only; after the fp32 gradients were used
-    summary = {"tokens": seq_len, "predictions": len(nll), "loss": loss.item(), **{k: v for k, v in g7.items() if k[0] != "_"}}
+    summary = {"tokens": seq_len, "predictions": len(nll), "loss": loss.item(),
+               **{k: v for k, v in g7.items() if not k.startswith("_")}}
     return {
-        "g5_values": _g5_values(g5, src), "g7_values": _g7_values(g7, src), "g8_values": _g8_values(blocks, starved_ratio, runaway_ratio, src),
-        "p9_values": p9_values(p9, src), "surprise": tokens, "extremes": g5["extremes"], "g5_summary": pd.DataFrame([g5["summary"]]),
+        "g5_values": _g5_values(g5, src), "g7_values": _g7_values(g7, src),
+        "g8_values": _g8_values(blocks, starved_ratio, runaway_ratio, src), "p9_values": p9_values(p9, src),
+        "surprise": tokens, "extremes": g5["extremes"], "g5_summary": pd.DataFrame([g5["summary"]]),
         "clipping": pd.DataFrame([summary]), "blocks": blocks, "p9_summary": p9, "p9_autocast": autocast,
         "_meta": info, "meta_G7": info, "meta_G8": info, "meta_P9": info,
     }
@@ -90,8 +92,9 @@ def _clipping(net, embed_out: torch.Tensor, x: torch.Tensor, max_norm: float) ->
     returned = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
     clipped = torch.cat([p.grad.detach().flatten() for p in params])
     cosine = float(torch.dot(clipped.double(), grads.double()) / (norm(clipped) * total))
-    return {"total_norm": total, "token_table_norm": norm(unclipped["transformer.wte.weight"]),
-            "token_table_input_side": norm(input_side), "token_table_output_side": norm(unclipped["transformer.wte.weight"] - input_side),
+    table = unclipped["transformer.wte.weight"]  # tied: input lookup + output layer, (V, C)
+    return {"total_norm": total, "token_table_norm": norm(table),
+            "token_table_input_side": norm(input_side), "token_table_output_side": norm(table - input_side),
             "rest_norm": rest, "clip_return": returned, "max_norm": max_norm, "clipped_norm": norm(clipped),
             "cosine_clipped_unclipped": cosine, "_grads": grads, "_unclipped": unclipped}
 

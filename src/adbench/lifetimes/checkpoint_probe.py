@@ -55,7 +55,7 @@ def measure_l6_memory(width: int, hidden: int, blocks: int, batch: int, segments
         f"torch {version}: {int(ck.hook_calls)} hook calls, {int(ck.zero_byte_tensors)} of them zero-byte; "
         f"the {hidden_calls} saves inside checkpointed segments never reach the user's hooks"),
         "plain_saved_mib": (f"per hook call: includes {int(plain.parameter_hook_calls)} weight views "
-                            f"({plain.parameter_hook_mib:.2f} MiB) and counts shared storages once per call")}
+                            f"({plain.parameter_hook_mib:.2f} MiB) and counts a storage again each time it is saved")}
     per_block_df = pd.DataFrame({"block": range(1, blocks + 1), "plain_hook_calls": per_block,
                                  "checkpointed": [i < blocks - seg for i in range(blocks)]})
     return {"values": values_table("L6", items, notes), "accounting": acc.reset_index(),

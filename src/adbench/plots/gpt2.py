@@ -24,8 +24,8 @@ def surprise_figure(surprise: pd.DataFrame, source: str) -> bytes:
     s = np.sort(surprise.surprise_nats.to_numpy())[::-1]  # most surprising first
     fig, (ax1, ax2) = new_figure(ncols=2, figsize=(9.6, 3.8))
     ax1.hist(s, bins=40, color=COLORS[0])
-    ax1.axvline(s.mean(), color=COLORS[1], label=f"mean {s.mean():.3g}")
-    ax1.axvline(np.median(s), color=COLORS[2], linestyle="--", label=f"median {np.median(s):.3g}")
+    ax1.axvline(s.mean(), color=COLORS[1], label=f"mean {s.mean():.3f}")
+    ax1.axvline(np.median(s), color=COLORS[2], linestyle="--", label=f"median {np.median(s):.3f}")
     ax1.set_xlabel("surprise −ln p (nats)")
     ax1.set_ylabel("tokens")
     ax1.legend()
@@ -39,10 +39,11 @@ def surprise_figure(surprise: pd.DataFrame, source: str) -> bytes:
 
 
 def blocks_figure(blocks: pd.DataFrame, source: str) -> bytes:
-    """G8: gradient norm of every block on a log axis."""
+    """G8: gradient norm of every block."""
     fig, ax = new_figure()
     ax.bar(blocks.block, blocks.grad_norm, color=COLORS[2])
-    ax.set_yscale("log")
+    if blocks.grad_norm.max() > 100 * blocks.grad_norm.min():  # log axis only when the spread needs it
+        ax.set_yscale("log")
     ax.set_xticks(blocks.block)
     ax.set_xlabel("transformer block")
     ax.set_ylabel("gradient norm (all block parameters)")

@@ -86,6 +86,8 @@ def error_sweep(lo_exp: float, hi_exp: float, points: int) -> pd.DataFrame:
 
 def measure_p3(xs: list[float], sweep: dict) -> dict:
     """P3: relative representation error |cast(x) - x| / |x| in fp16 and bf16."""
+    for x in xs:
+        _check_numpy(f"cast {x:g}", cast(x, torch.float16), float(np.float16(x)))
     rows = [{"x": x, "fp16": cast(x, torch.float16), "fp16_rel_error": abs(cast(x, torch.float16) - x) / abs(x),
              "bf16": cast(x, torch.bfloat16), "bf16_rel_error": abs(cast(x, torch.bfloat16) - x) / abs(x)}
             for x in xs]
@@ -101,6 +103,8 @@ def measure_p7(weights: list[float], update: float) -> dict:
     for w in weights:
         w16 = torch.tensor(w, dtype=torch.float16)
         moved = bool((w16 + u16) != w16)   # one fp16 addition, rounded to fp16
+        _check_numpy(f"gap above {w:g}", next_above(w, torch.float16) - w, float(np.spacing(np.float16(w))))
+        _check_numpy(f"{w:g} + {update:g}", (w16 + u16).item(), float(np.float16(w) + np.float16(update)))
         rows.append({"weight": w, "fp16_gap_above": next_above(w, torch.float16) - w,
                      "half_gap": (next_above(w, torch.float16) - w) / 2, "update": update,
                      "update_changes_weight": "yes" if moved else "no"})
@@ -112,8 +116,10 @@ def measure_p7(weights: list[float], update: float) -> dict:
 
 def measure_p8(values: list[float]) -> dict:
     """P8: bf16 beside fp16: casts of tiny values, gaps above 1.0, bf16's smallest normal."""
-    casts = pd.DataFrame([{"value": v, "fp16": cast(v, torch.float16), "bf16": cast(v, torch.bfloat16)}
-                          for v in values])
+    casts = pd.DataFrame([{"value": v, "fp16": cast(v, torch.float16), "numpy_fp16": float(np.float16(v)),
+                           "bf16": cast(v, torch.bfloat16)} for v in values])
+    for r in casts.itertuples():
+        _check_numpy(f"cast {r.value:g}", r.fp16, r.numpy_fp16)
     gaps = pd.DataFrame([{"format": k, "gap_above_1": landmarks(DTYPES[k])["gap_above_1"],
                           "smallest_normal": landmarks(DTYPES[k])["smallest_normal"]}
                          for k in ("fp16", "bf16", "fp32")])
