@@ -236,6 +236,7 @@ def test_dashboard_reading():
     assert dashboard(7.0, 1.5, 4.6).startswith("visible: training loss ends above")
     assert dashboard(0.001, 1.5, 4.6).startswith("visible, but looks like success")
     assert dashboard(1.55, 1.5, 4.6).startswith("invisible")
+    assert dashboard(1.8, 1.5, 4.6).endswith("ends higher")
 
 
 def test_in_place_clipping_bounds_the_piled_up_gradient():

@@ -41,7 +41,7 @@ def _f64_grads(model, ids, target_from: int):
     logp = torch.log_softmax(logits[0, target_from - 1:-1], dim=-1)
     nll = -logp.gather(-1, ids[0, target_from:, None]).sum()
     nll.backward()
-    return m, float(nll)
+    return m, nll.item()
 
 
 def test_g1_g3_g4_against_float64_oracle(corpus):
@@ -165,3 +165,20 @@ def test_account_kept_equals_dropped_and_checkpoint_saves_less():
         grads[ckpt] = torch.cat([p.grad.flatten() for p in net.parameters()])
         net.zero_grad(set_to_none=True)
     assert torch.allclose(grads[False], grads[True], rtol=0, atol=1e-6)
+
+
+def test_g4_restoration_check_catches_a_one_ulp_difference():
+    import pandas as pd
+
+    from adbench.compare import verdict
+    from adbench.gpt2.prompt import _g4_values
+
+    orig = 3.0
+    ok = pd.DataFrame({"move": ["against", "with", "restored"], "loss": [2.9, 3.1, orig], "original": orig})
+    ok["bitwise_equal_to_original"] = ok.loss == orig
+    bad = ok.copy()
+    bad.loc[2, "loss"] = float(np.nextafter(np.float32(orig), np.float32(4)))  # restore off by one fp32 ulp
+    bad["bitwise_equal_to_original"] = bad.loss == orig
+    text = {k: _g4_values(d, "random").set_index("quantity").value["restoration"] for k, d in (("ok", ok), ("bad", bad))}
+    assert verdict("exact", "exactly", text["ok"])[0] == "match"
+    assert verdict("exact", "exactly", text["bad"])[0] == "MISMATCH"

@@ -154,6 +154,10 @@ def test_measure_o1_small_run():
         o1.measure_o1(gd["finals"], gd["curves"], adam["finals"], **model, gd={"lr": 0.5}, stuck_threshold=0.5,
                       gradcheck={"param": "W1[0][0]", "seed": 0, "h": 1e-5}, report_seed=5,
                       report_steps=[0], ulp_offsets=[0])
+    with pytest.raises(ValueError, match="gradcheck.param"):
+        o1.measure_o1(gd["finals"], gd["curves"], adam["finals"], **model, gd={"lr": 0.5}, stuck_threshold=0.5,
+                      gradcheck={"param": "W1[9][0]", "seed": 0, "h": 1e-5}, report_seed=0,
+                      report_steps=[0], ulp_offsets=[0])
 
 
 # ---- O2: the quadratic ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .compare import KINDS
 
-COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "doc", "section", "note"]
+COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "band", "doc", "section", "note"]
 
 
 def default_path() -> Path:
@@ -25,6 +25,11 @@ def load(path: str | Path | None = None) -> pd.DataFrame:
     bad = sorted(set(df["kind"]) - set(KINDS))
     if bad:
         raise ValueError(f"documented table has unknown kinds {bad}")
+    bands = df.loc[df.band != "", "band"]
+    if len(bands) and not (pd.to_numeric(bands, errors="coerce") > 1).all():
+        raise ValueError("documented table: band must be a number > 1 (the allowed factor) or empty")
+    if (df.loc[df.band != "", "note"] == "").any():
+        raise ValueError("documented table: a row with a band must say why in note")
     dup = df[df.duplicated(["id", "quantity"], keep=False)]
     if len(dup):
         raise ValueError(f"duplicate documented rows: {dup[['id', 'quantity']].values.tolist()}")

@@ -76,6 +76,8 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
     start = time.perf_counter()
     try:
         results = measure(**args, **kwargs)
+        if threads is None and "torch" in sys.modules:  # torch imported lazily by the measurement
+            threads = sys.modules["torch"].get_num_threads()
         wanted = [n for n in smk.output.keys() if n != "meta"]
         missing = sorted(set(wanted) - set(results))
         if missing:

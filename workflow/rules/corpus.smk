@@ -1,14 +1,13 @@
 # Shared text corpus (C1 training/evaluation and the GPT-2 family): full text, a
 # deterministic split (the last corpus.heldout_fraction held out), sha256 and source.
 
-def corpus_source(wildcards):
-    """The user's corpus file as input (so editing it re-runs the rule); none for the default."""
-    return [config["corpus"]["path"]] if config["corpus"]["path"] else []
+# The user's corpus file is an input (editing it re-runs the rule); the default has none.
+CORPUS_SOURCE = [config["corpus"]["path"]] if config["corpus"]["path"] else []
 
 
 rule corpus:
     input:
-        corpus_source,
+        CORPUS_SOURCE,
     output:
         corpus="results/corpus/corpus.txt",
         train="results/corpus/train.txt",

@@ -20,6 +20,7 @@ rule report_compare:
     output:
         comparison=report("results/comparison.csv", caption="../report/comparison.rst", category="Comparison"),
     params:
+        args=dict(reduced=config["reduced_sizes"]),
         prov=prov("adbench.report.comparison", packages=()),
     log:
         "logs/report_compare.log",
@@ -41,6 +42,7 @@ rule render_report:
     output:
         html=report("report/report.html", caption="../report/report_html.rst", category="Report"),
     params:
+        reduced=config["reduced_sizes"],
         prov=prov("adbench.report.render", packages=("jinja2",)),
     log:
         "logs/render_report.log",

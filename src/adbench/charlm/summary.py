@@ -15,7 +15,8 @@ def dashboard(final: float, correct: float, uniform: float) -> str:
         return "visible, but looks like success: training loss far below the correct run"
     if abs(final - correct) <= 0.15 * correct:
         return "invisible: a normal-looking falling curve"
-    return "ambiguous: a falling curve, somewhat off the correct run"
+    side = "higher" if final > correct else "lower"
+    return f"looks normal on its own: a falling curve; only a correct run beside it shows it ends {side}"
 
 
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
@@ -46,5 +47,8 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
     notes["charset_size"] = "this corpus's character set, not the blog's"
+    notes["unshifted_final_train_loss"] = (
+        "a collapsing loss (copying the visible character): it keeps falling roughly tenfold every few "
+        "hundred steps, so its final size reflects learning rate and run length, not the bug's mechanism")
     return {"values": values_table("C1", items, notes), "summary": table, "curves": curves,
             "grad_norms": grad_norms}

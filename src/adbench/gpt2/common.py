@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
@@ -49,10 +47,6 @@ def mapped_index(doc_index: int, doc_count: int, count: int) -> int:
 def mapping_note(doc_index: int, used: int, what: str) -> str:
     """Note for a row measured at a different index than the documents printed."""
     return "" if doc_index == used else f"model is smaller than GPT-2 small: {what} {used} stands in for {doc_index}"
-
-
-def ln(x: float) -> float:
-    return math.log(x)
 
 
 def copy_meta(smk) -> None:

@@ -151,7 +151,8 @@ def _random(revision, device, seed, random_config, corpus_text, vocab_size, snap
     vocab = json.dumps(tok.get_vocab(), sort_keys=True).encode()
     desc = (f"byte-level BPE trained on the corpus with the tokenizers library (requested vocabulary "
             f"{vocab_size}, reached {len(tok)}; sha256 {hashlib.sha256(vocab).hexdigest()[:16]})")
-    return Loaded(model, tok, _info(model, tok, "random", "random", revision=None, where=f"not found: {snap}",
+    label = "random" if _is_gpt2_small(config) else "random-reduced"  # reduced: smoke-size architecture
+    return Loaded(model, tok, _info(model, tok, label, "random", revision=None, where=f"not found: {snap}",
                                     tokenizer=desc, seed=seed))
 
 

@@ -37,7 +37,7 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
             log.info("saved-tensor accounting: batch %d, checkpoint %s, %s", b, ckpt, "kept" if keep else "dropped")
             r = account(net, x[:b], ckpt, keep)
             nodes = r.pop("_by_node", None)
-            if nodes is not None and not ckpt:  # the plain, kept sequence: breakdown by node type
+            if nodes is not None:  # the plain, kept sequence: breakdown by node type
                 by_node = pd.DataFrame(nodes)
             rows.append(r)
     saved = pd.DataFrame(rows)

@@ -77,11 +77,9 @@ def _rss() -> int:
 
 
 def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
-    """One forward (loss = mean token NLL) under counting hooks; `keep` also runs backward.
-
-    With keep=False the hook drops each saved tensor after counting it, so a batch whose
-    saved tensors would not fit in memory can still be counted (no backward is possible then).
-    """
+    """One forward (loss = mean token NLL) under counting hooks; `keep` also runs backward."""
+    # keep=False drops each saved tensor once counted: a batch whose saved tensors would not fit
+    # in memory can still be counted (no backward is possible then).
     led = Ledger(net.parameters())
     pack = led.pack if keep else led.count_and_drop
     handles = []
@@ -109,7 +107,8 @@ def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
     for h in handles:
         h.remove()
     if keep:  # the recompute closures were captured during forward; no patch needed now
-        out["_by_node"] = saved_by_node(loss.grad_fn, net.parameters())
+        if not ckpt:  # with checkpointing the blocks' saves are hidden behind the checkpoint's hooks
+            out["_by_node"] = saved_by_node(loss.grad_fn, net.parameters())
         loss.backward()
         net.zero_grad(set_to_none=True)
     del loss

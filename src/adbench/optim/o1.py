@@ -58,6 +58,9 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     a = adam_finals.set_index("seed").loc[report_seed]
     curve = gd_curves[gd_curves.seed == report_seed].set_index("step").loss
     rows = ["".join(f"{v:g}" for v in x) for x in inputs]   # "01" names the input (0, 1)
+    if gradcheck["param"] not in set(check.param):
+        raise ValueError(f"config key 'optim.o1.gradcheck.param' = {gradcheck['param']!r} is not one of "
+                         f"{check.param.tolist()}")
     items = [("gradcheck_abs_diff", check.loc[check.param == gradcheck["param"], "abs_diff"].iloc[0])]
     items += [(f"gd_seed{report_seed}_loss_step{s}", curve.get(s, np.nan)) for s in report_steps]
     items += [(f"gd_seed{report_seed}_pred_{r}", g[f"pred_{i}"]) for i, r in enumerate(rows)]

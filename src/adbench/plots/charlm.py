@@ -61,7 +61,8 @@ def plot_grad_norms(norms: pd.DataFrame) -> bytes:
         ax.set_title(v, fontsize=9)
         ax.set_xlabel("step")
     np.atleast_1d(axes)[0].set_ylabel("gradient norm before clipping")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="upper right")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=len(groups), bbox_to_anchor=(0.5, 0.0))
     return svg_bytes(fig)
 
 

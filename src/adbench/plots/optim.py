@@ -26,7 +26,7 @@ def plot_o1_curves(gd_curves: pd.DataFrame, adam_curves: pd.DataFrame, seeds: pd
         c = adam_curves[adam_curves.seed == seed]
         ax.plot(c.step, c.loss, "--", color=COLORS[2], lw=1.6, label="Adam on a stuck seed" if i == 0 else None)
         ax.annotate(f"Adam, seed {seed}", (c.step.iloc[-1], c.loss.iloc[-1]), fontsize=8,
-                    xytext=(-70, 6), textcoords="offset points", color=COLORS[2])
+                    xytext=(-70, 6 + 11 * i), textcoords="offset points", color=COLORS[2])
     ax.set_yscale("log")
     ax.set_xlabel("full-batch step")
     ax.set_ylabel("sum of squared errors (log)")

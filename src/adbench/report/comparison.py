@@ -9,9 +9,9 @@ from ..compare import compare
 from ..io import read_csv
 
 
-def measure_comparison(values: list[str], documented_path: str) -> dict:
+def measure_comparison(values: list[str], documented_path: str, reduced: bool = False) -> dict:
     """Join measured to documented; one row per documented quantity."""
     frames = [read_csv(p) for p in values]
     measured = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["id", "quantity", "value", "note"])
-    return {"comparison": compare(documented.load(documented_path), measured)}
+    return {"comparison": compare(documented.load(documented_path), measured, reduced=reduced)}

@@ -135,6 +135,8 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
         "csv_links": csv_links([m for m in collected.get("paths", [])]),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
+        "sources": sorted({str(x) for x in comparison.get("model_source", pd.Series(dtype=str)).dropna()}
+                          - {"", "pretrained"}),
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)

@@ -1,4 +1,7 @@
-"""S1-S4 and S10: the opening comparison, nudges, chain rule by hand, the bugs, micrograd."""
+"""S1-S4 and S10: the opening comparison, nudges, chain rule by hand, the bugs, micrograd.
+
+torch is imported inside the functions that use it: S2-S4 jobs then skip its 1.3 s import.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import math
 import random
 
 import pandas as pd
-import torch
 
 from ..tables import values_table
 from .numdiff import central_difference, opening_loss
@@ -22,8 +24,10 @@ def tape_gradients(a: float, b: float, *, overwrite: bool = False, order: str = 
     return loss.data, va.grad, vb.grad
 
 
-def torch_gradients(a: float, b: float, dtype: torch.dtype):
-    """(L, dL/da, dL/db) from torch autograd in `dtype`."""
+def torch_gradients(a: float, b: float, dtype):
+    """(L, dL/da, dL/db) from torch autograd in `dtype` (a torch.dtype)."""
+    import torch
+
     ta = torch.tensor(a, dtype=dtype, requires_grad=True)
     tb = torch.tensor(b, dtype=dtype, requires_grad=True)
     loss = torch.tanh(ta * tb + ta)
@@ -34,6 +38,8 @@ def torch_gradients(a: float, b: float, dtype: torch.dtype):
 def measure_s1(a: float, b: float, reference_h: float) -> dict:
     """S1: tape vs torch float64/float32 vs a central difference."""
     L, ga, gb = tape_gradients(a, b)
+    import torch
+
     _, t64a, t64b = torch_gradients(a, b, torch.float64)
     _, t32a, t32b = torch_gradients(a, b, torch.float32)
     cd = central_difference(lambda x: opening_loss(x, b), a, reference_h)
@@ -130,6 +136,8 @@ def mlp_forward(layers, x):
 
 def torch_mlp_grads(layers, inputs, targets) -> list[float]:
     """Gradients of the same loss from torch float32, same weights, same order."""
+    import torch
+
     params = [torch.tensor([n.w[i].data for i in range(len(n.w))] + [n.b.data], dtype=torch.float32,
                            requires_grad=True) for layer in layers for n in layer]
     loss = torch.zeros((), dtype=torch.float32)
@@ -180,6 +188,8 @@ def backward_trace(expression: dict, overwrite: bool) -> pd.DataFrame:
 
 def measure_s10(expression: dict, mlp: dict) -> dict:
     """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP."""
+    import torch
+
     a, b, c = expression["a"], expression["b"], expression["c"]
     grads = {}
     for name, overwrite in [("accumulate", False), ("overwrite", True)]:
