@@ -6,6 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
+# Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
+MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
 .PHONY: report test setup lint clean browser
 
@@ -18,7 +20,7 @@ $(STAMP): pyproject.toml envs/requirements.txt
 	@touch $(STAMP)
 
 report: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB)
 	@echo "Report written to $(CURDIR)/report/report.html"
 
 test: $(STAMP) browser

@@ -2,7 +2,7 @@
 
 from adbench.io import read_csv
 from adbench.jobs import run_job
-from adbench.lifetimes.checkpoint_probe import measure_summary
+from adbench.lifetimes.checkpoint_timing import measure_summary
 
 run_job(snakemake, measure_summary,  # noqa: F821 - injected by Snakemake
         samples=[read_csv(p) for p in snakemake.input.samples])  # noqa: F821

@@ -9,7 +9,7 @@ import yaml
 
 from adbench.compare import compare
 from adbench.documented import load
-from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, graph, shapes
+from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, checkpoint_timing, graph, shapes
 
 torch.set_num_threads(1)
 DATA = dict(in_features=3, out_features=2, seed=0)
@@ -141,7 +141,7 @@ def test_l6_gradient_check_catches_state_dependent_recomputation(monkeypatch):
 def test_l6_timing_summary_on_known_samples():
     rows = [{"process": p, "round": r, "candidate": c, "per_call_us": base * (2.0 if c == "checkpointed" else 1.0)}
             for p, base in ((1, 100.0), (2, 110.0)) for r in range(5) for c in ("plain", "checkpointed")]
-    v = values(checkpoint_probe.measure_summary([pd.DataFrame(rows)], bootstrap=100, seed=0))
+    v = values(checkpoint_timing.measure_summary([pd.DataFrame(rows)], bootstrap=100, seed=0))
     assert v["ratio_min"] == pytest.approx(2.0) and v["ratio_max"] == pytest.approx(2.0)
     assert v["plain_median_min_ms"] == pytest.approx(0.1) and v["ckpt_median_max_ms"] == pytest.approx(0.22)
 

@@ -10,6 +10,15 @@ from typing import Any
 
 import pandas as pd
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def _publish(tmp: str, path: Path) -> None:
+    """Give the temp file normal permissions (mkstemp makes it 0600), then rename it into place."""
+    os.chmod(tmp, 0o666 & ~_UMASK)
+    os.replace(tmp, path)
+
 
 def _atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write text to a temp file beside `path`, fsync it, then rename over `path`."""
@@ -21,7 +30,7 @@ def _atomic_write_text(path: str | os.PathLike, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -46,7 +55,7 @@ def write_bytes(data: bytes, path: str | os.PathLike) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

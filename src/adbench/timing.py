@@ -95,3 +95,17 @@ def bootstrap_ratio_ci(pairs: pd.DataFrame, n_boot: int, seed: int, level: float
         stats[i] = np.median(np.concatenate([rng.choice(g, len(g)) for g in picked]))
     lo, hi = np.quantile(stats, [(1 - level) / 2, 1 - (1 - level) / 2])
     return point, math.exp(lo), math.exp(hi)
+
+
+def summarize(samples: list[pd.DataFrame], slow: str, fast: str, n_boot: int, seed: int) -> tuple[pd.DataFrame, dict]:
+    """Per-process table and the headline numbers: median ranges (µs), ratio range, CI, noisy runs."""
+    allraw = pd.concat(samples, ignore_index=True)
+    proc = per_process(allraw, slow, fast)
+    point, lo, hi = bootstrap_ratio_ci(paired_log_ratios(allraw, slow, fast), n_boot, seed)
+    head = {f"{name}_median_{end}_us": getattr(proc[f"{name}_median_us"], end)()
+            for name in (slow, fast) for end in ("min", "max")}
+    head |= {"ratio_min": proc.ratio.min(), "ratio_max": proc.ratio.max(), "ratio_ci_point": point,
+             "ratio_ci_low": lo, "ratio_ci_high": hi,
+             "noisy_processes": int(proc[[f"{slow}_noisy", f"{fast}_noisy"]].any(axis=1).sum()),
+             "samples": allraw}
+    return proc, head

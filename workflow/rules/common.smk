@@ -30,13 +30,14 @@ def _code(modules):
     return code_hash(*modules)
 
 
-def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None):
+def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_device=False):
     """params.prov: the versions and package-code hash a job depends on, plus device,
-    seed and torch threads. In params, so a change re-runs exactly the jobs affected."""
+    seed and torch threads. In params, so a change re-runs exactly the jobs affected.
+    Only rules with uses_device=True run on config["device"]; the rest are CPU probes."""
     return {
         "versions": versions(("python", *packages)),
         "code": _code(tuple(sorted(modules))),
-        "device": config["device"],
+        "device": config["device"] if uses_device else "cpu",
         "seed": config["seed"] if seed is None else seed,
         "torch_threads": threads or config["threads"],
     }

@@ -30,7 +30,8 @@ rule gpt2_prompt:
         args=dict(model=GPT2_MODEL, prompt=GPT2["prompt"], target=GPT2["target"], g3_layers=GPT2["g3_layers"],
                   g4_layer=GPT2["g4_layer"], g4_distance=GPT2["g4_distance"], corpus=GPT2_CORPUS,
                   device=config["device"]),
-        prov=prov("adbench.gpt2.prompt", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"]),
+        prov=prov("adbench.gpt2.prompt", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
+                  uses_device=True),
     threads: GPT2["threads"]
     resources:
         mem_mb=GPT2["mem_mb"]["prompt"],
@@ -69,7 +70,8 @@ rule gpt2_sequence:
                   context_tokens=GPT2["context_tokens"], clip_max_norm=GPT2["clip_max_norm"],
                   starved_ratio=GPT2["starved_ratio"], runaway_ratio=GPT2["runaway_ratio"],
                   loss_scale=GPT2["loss_scale"], device=config["device"]),
-        prov=prov("adbench.gpt2.sequence", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"]),
+        prov=prov("adbench.gpt2.sequence", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
+                  uses_device=True),
     threads: GPT2["threads"]
     resources:
         mem_mb=GPT2["mem_mb"]["sequence"],
@@ -97,7 +99,8 @@ rule gpt2_memory:
         args=dict(model=GPT2_MODEL, corpus=GPT2_CORPUS, seq_len=GPT2["seq_len"], batch=GPT2["batch"],
                   timing_batch=GPT2["timing_batch"], timing_rounds=GPT2["timing_rounds"],
                   timing_warmup=GPT2["timing_warmup"], seed=config["timing"]["seed"], device=config["device"]),
-        prov=prov("adbench.gpt2.memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"]),
+        prov=prov("adbench.gpt2.memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
+                  uses_device=True),
     threads: GPT2["threads"]
     resources:
         mem_mb=GPT2["mem_mb"]["memory"],

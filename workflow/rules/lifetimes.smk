@@ -167,7 +167,7 @@ rule lifetimes_l6_summary:
         meta="results/L6/timing/meta.json",
     params:
         args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
-        prov=prov("adbench.lifetimes.checkpoint_probe"),
+        prov=prov("adbench.lifetimes.checkpoint_timing"),
     log:
         "logs/lifetimes_l6_summary.log",
     benchmark:

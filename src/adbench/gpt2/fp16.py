@@ -34,7 +34,7 @@ def p9_values(p9: pd.DataFrame, src: str) -> pd.DataFrame:
     return values_table("P9", [("fp16_zero_pct", float(f.to_zero_pct)), ("fp16_zero_millions", f.to_zero / 1e6),
                                ("bf16_zero", bf16_text), ("scaled_still_zero", int(f.scaled_still_zero)),
                                ("scaled_overflow", int(f.scaled_to_inf))],
-                        {"scaled_overflow": f"{int(f.scaled_above_fp16_max)} scaled values exceed 65504 in magnitude; "
+                        {"scaled_overflow": f"{int(f.scaled_above_fp16_max)} scaled values exceed {FP16_MAX:g} in magnitude; "
                                             f"{int(f.scaled_to_inf)} of them round to inf in fp16"}, model_source=src)
 
 

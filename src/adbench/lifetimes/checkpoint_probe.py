@@ -94,21 +94,3 @@ def measure_run(width: int, hidden: int, blocks: int, batch: int, segments: int,
     samples.insert(0, "process", process)
     samples["order_seed"] = seed * 1000 + process
     return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads()}}
-
-
-def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
-    """Per-process medians (ms), the checkpointed/plain ratio range and its bootstrap CI."""
-    allraw = pd.concat(samples, ignore_index=True)
-    proc = timing.per_process(allraw, SLOW, FAST)
-    point, lo, hi = timing.bootstrap_ratio_ci(timing.paired_log_ratios(allraw, SLOW, FAST), bootstrap, seed)
-    items = [("plain_median_min_ms", proc[f"{FAST}_median_us"].min() / 1e3),
-             ("plain_median_max_ms", proc[f"{FAST}_median_us"].max() / 1e3),
-             ("ckpt_median_min_ms", proc[f"{SLOW}_median_us"].min() / 1e3),
-             ("ckpt_median_max_ms", proc[f"{SLOW}_median_us"].max() / 1e3),
-             ("ratio_min", proc.ratio.min()), ("ratio_max", proc.ratio.max()),
-             ("ratio_ci_point", point), ("ratio_ci_low", lo), ("ratio_ci_high", hi),
-             ("noisy_processes", int(proc[[f"{SLOW}_noisy", f"{FAST}_noisy"]].any(axis=1).sum()))]
-    note = (f"one torch thread here, {len(proc)} process runs; absolute times depend on the CPU's matrix "
-            "throughput, the ratio rows are the comparable ones")
-    notes = {q: note for q, _ in items[:4]}
-    return {"values": values_table("L6", items, notes), "per_process": proc, "samples": allraw}

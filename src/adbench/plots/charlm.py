@@ -42,16 +42,22 @@ def plot_heldout(heldout: pd.DataFrame, baselines: pd.DataFrame) -> bytes:
         ax.axhline(val, color="black", ls=ls, lw=1, label=f"{name} baseline {val:.3f}")
     ax.set_xticks(range(len(vs)), [v.replace("_", "\n") for v in vs], fontsize=8)
     ax.set_ylabel("held-out loss, nats per character")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylim(0, 1.25 * max(h.max(), baselines["heldout_loss"].max()))  # headroom: legend above the bars
+    ax.legend(fontsize=8, loc="upper left", ncol=2)
     return svg_bytes(fig)
 
 
 def plot_grad_norms(norms: pd.DataFrame) -> bytes:
     """Gradient norm per group over steps, one panel per variant (symlog y so zero shows)."""
     vs = _variants(norms)
-    fig, axes = new_figure(nrows=1, ncols=len(vs), figsize=(3.0 * len(vs), 3.4), sharey=True)
+    ncols = min(3, len(vs))
+    nrows = -(-len(vs) // ncols)
+    fig, axes = new_figure(nrows=nrows, ncols=ncols, figsize=(3.3 * ncols, 2.9 * nrows), sharey=True,
+                           squeeze=False)
+    for ax in axes.flat[len(vs):]:
+        ax.set_visible(False)
     groups = [g for g in norms["group"].drop_duplicates() if g != "total"]
-    for ax, v in zip(np.atleast_1d(axes), vs):
+    for ax, v in zip(axes.flat, vs):
         d = norms[norms.variant == v]
         for j, g in enumerate(groups):
             s = d[d.group == g].sort_values("step")
@@ -60,9 +66,11 @@ def plot_grad_norms(norms: pd.DataFrame) -> bytes:
         ax.set_yscale("symlog", linthresh=1e-3)
         ax.set_title(v, fontsize=9)
         ax.set_xlabel("step")
-    np.atleast_1d(axes)[0].set_ylabel("gradient norm before clipping")
-    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=len(groups), bbox_to_anchor=(0.5, 0.0))
+    for row in axes:
+        row[0].set_ylabel("grad norm before clipping")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.tight_layout()
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=min(len(groups), 7), bbox_to_anchor=(0.5, 0.0))
     return svg_bytes(fig)
 
 

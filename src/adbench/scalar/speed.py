@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pandas as pd
-import torch
 
 from .. import timing
 from ..tables import values_table
@@ -16,6 +15,8 @@ SLOW, FAST = "tape", "torch"
 
 def make_candidates(length: int, seed: int):
     """Two closures computing tanh(w·x) forward + backward; also their value and dL/dw[0]."""
+    import torch  # here, so the summary job skips torch's import
+
     rng = random.Random(seed)
     w0 = [rng.uniform(-1, 1) / length ** 0.5 for _ in range(length)]
     x0 = [rng.uniform(-1, 1) for _ in range(length)]
@@ -63,19 +64,15 @@ def measure_run(dot_length: int, rounds: int, warmup: int, seed: int, process: i
     samples = timing.run_rounds(cands, loops, rounds, warmup, seed=seed * 1000 + process)
     samples.insert(0, "process", process)
     samples["order_seed"] = seed * 1000 + process
+    import torch
+
     return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads()}}
 
 
 def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
     """Per-process medians, ratio range and the bootstrap CI of the paired log ratio."""
-    allraw = pd.concat(samples, ignore_index=True)
-    proc = timing.per_process(allraw, SLOW, FAST)
-    point, lo, hi = timing.bootstrap_ratio_ci(timing.paired_log_ratios(allraw, SLOW, FAST), bootstrap, seed)
-    items = [("tape_median_min_us", proc[f"{SLOW}_median_us"].min()),
-             ("tape_median_max_us", proc[f"{SLOW}_median_us"].max()),
-             ("torch_median_min_us", proc[f"{FAST}_median_us"].min()),
-             ("torch_median_max_us", proc[f"{FAST}_median_us"].max()),
-             ("ratio_min", proc.ratio.min()), ("ratio_max", proc.ratio.max()),
-             ("ratio_ci_point", point), ("ratio_ci_low", lo), ("ratio_ci_high", hi),
-             ("noisy_processes", int(proc[[f"{SLOW}_noisy", f"{FAST}_noisy"]].any(axis=1).sum()))]
-    return {"values": values_table("S9", items), "per_process": proc, "samples": allraw}
+    proc, head = timing.summarize(samples, SLOW, FAST, bootstrap, seed)
+    keys = ["tape_median_min_us", "tape_median_max_us", "torch_median_min_us", "torch_median_max_us",
+            "ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high", "noisy_processes"]
+    return {"values": values_table("S9", [(k, head[k]) for k in keys]), "per_process": proc,
+            "samples": head["samples"]}

@@ -1,0 +1,25 @@
+"""L6 timing summary: plain vs checkpointed medians across process runs (no torch import)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import timing
+from ..tables import values_table
+
+SLOW, FAST = "checkpointed", "plain"
+
+
+def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
+    """Per-process medians (ms), the checkpointed/plain ratio range and its bootstrap CI."""
+    proc, head = timing.summarize(samples, SLOW, FAST, bootstrap, seed)
+    items = [("plain_median_min_ms", head[f"{FAST}_median_min_us"] / 1e3),
+             ("plain_median_max_ms", head[f"{FAST}_median_max_us"] / 1e3),
+             ("ckpt_median_min_ms", head[f"{SLOW}_median_min_us"] / 1e3),
+             ("ckpt_median_max_ms", head[f"{SLOW}_median_max_us"] / 1e3)]
+    items += [(k, head[k]) for k in ("ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high",
+                                     "noisy_processes")]
+    note = (f"one torch thread here, {len(proc)} process runs; absolute times depend on the CPU's matrix "
+            "throughput, the ratio rows are the comparable ones")
+    notes = {q: note for q, _ in items[:4]}
+    return {"values": values_table("L6", items, notes), "per_process": proc, "samples": head["samples"]}
