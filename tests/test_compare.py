@@ -64,6 +64,7 @@ def test_format_like_copies_the_documented_notation():
     assert format_like("124,439,808", 124439808.0) == "124,439,808"
     assert format_like("0.0000000000", -0.0) in ("0.0000000000", "-0.0000000000")
     assert format_like("8.784e-04", 8.7838e-4) == "8.784e-04"
+    assert format_like("0.0322432", 1.405505474e-11) == "1.406e-11"
 
 
 def test_compare_joins_on_id_and_quantity():
@@ -89,3 +90,18 @@ def test_documented_table_is_well_formed():
 def test_absolute_times_never_mismatch_but_ratios_do():
     assert verdict("timing", "2.56", 39.0, unit="ms")[0] == "differs"
     assert verdict("timing", "642.6", 6426.0 * 2, unit="×")[0] == "MISMATCH"
+
+
+def test_band_widens_only_rows_that_declare_it():
+    assert verdict("shape", "9.89e-13", 4.4e-11)[0] == "MISMATCH"
+    assert verdict("shape", "9.89e-13", 4.4e-11, band=100)[0] == "differs"
+    assert verdict("shape", "9.89e-13", 4.4e-9, band=100)[0] == "MISMATCH"
+
+
+def test_reduced_runs_judge_only_exact_kinds():
+    assert verdict("shape", "13.91", 0.29, reduced=True)[0] == "differs"
+    assert verdict("exact", "6.1", 6.2, reduced=True)[0] == "MISMATCH"
+
+
+def test_pretrained_text_rows_are_never_compared_on_a_random_model():
+    assert verdict("pretrained", "none", "none", model_source="random")[0] == "differs"

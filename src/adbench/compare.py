@@ -55,7 +55,10 @@ def format_like(printed: str, value: float) -> str:
         exp_digits = m.group(3).lstrip("+-")
         out = f"{mant}e{'-' if int(exp) < 0 else ('+' if m.group(3).startswith('+') else '')}{abs(int(exp)):0{len(exp_digits)}d}"
         return out
-    return f"{value:,.{decimals}f}" if commas else f"{value:.{decimals}f}"
+    out = f"{value:,.{decimals}f}" if commas else f"{value:.{decimals}f}"
+    if value != 0 and float(out.replace(",", "")) == 0:
+        return f"{value:.3e}"  # a nonzero value below the printed resolution must not read as 0
+    return out
 
 
 def within_printed(documented: str, measured: float) -> bool:

@@ -125,6 +125,8 @@ rule lifetimes_l6_calibrate:
     params:
         args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT),
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=1),
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
+    threads: workflow.cores
     log:
         "logs/lifetimes_l6_calibrate.log",
     benchmark:
@@ -146,6 +148,8 @@ rule lifetimes_l6_run:
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=1),
     wildcard_constraints:
         process=r"\d+",
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
+    threads: workflow.cores
     log:
         "logs/lifetimes_l6_run_{process}.log",
     benchmark:

@@ -175,6 +175,8 @@ rule scalar_s9_calibrate:
         args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
                   seed=config["timing"]["seed"]),
         prov=prov("adbench.scalar.speed", threads=1),
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
+    threads: workflow.cores
     log:
         "logs/scalar_s9_calibrate.log",
     benchmark:
@@ -197,6 +199,8 @@ rule scalar_s9_run:
         prov=prov("adbench.scalar.speed", threads=1),
     wildcard_constraints:
         process=r"\d+",
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
+    threads: workflow.cores
     log:
         "logs/scalar_s9_run_{process}.log",
     benchmark:
