@@ -4,11 +4,14 @@ Protocol: calibrate a loop count once (so every process times the same work), wa
 up, then `rounds` rounds that each time both candidates back to back in a balanced
 random order (seeded and logged). One process run = one Snakemake job. The summary
 reports per-process medians, IQR/median (flagged at >= 10 %), the ratio range across
-processes and a bootstrap CI of the paired log ratio.
+processes and a bootstrap CI of the paired log ratio. As in `timeit`, the cyclic garbage
+collector is paused inside each timed loop and run between samples, so a collection
+triggered by one candidate's garbage is not billed to whichever sample happens to be running.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import random
@@ -22,17 +25,29 @@ log = logging.getLogger(__name__)
 NOISY_IQR = 0.10
 
 
-def calibrate(fn: Callable[[], object], target_s: float, max_loops: int = 1 << 24) -> int:
-    """Smallest power-of-two loop count whose run takes at least `target_s`."""
-    loops = 1
-    while loops < max_loops:
+def _timed(fn: Callable[[], object], loops: int) -> float:
+    """Seconds for `loops` calls, with the cyclic GC collected before and paused during."""
+    gc.collect()
+    gc.disable()
+    try:
         t0 = time.perf_counter()
         for _ in range(loops):
             fn()
-        if time.perf_counter() - t0 >= target_s:
-            break
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def calibrate(fn: Callable[[], object], target_s: float, max_loops: int = 1 << 24) -> int:
+    """Loop count whose run takes about `target_s`, from the per-call time of a doubling probe."""
+    fn()  # first call pays one-off costs (allocations, lazy init)
+    loops = 1
+    while loops < max_loops:
+        dt = _timed(fn, loops)
+        if dt >= target_s / 8:
+            return max(1, min(max_loops, round(loops * target_s / dt)))
         loops *= 2
-    return loops
+    return max_loops
 
 
 def balanced_orders(names: list[str], rounds: int, seed: int) -> list[list[str]]:
@@ -52,11 +67,8 @@ def run_rounds(candidates: dict[str, Callable[[], object]], loops: dict[str, int
     rows = []
     for r, order in enumerate(balanced_orders(list(candidates), rounds, seed)):
         for pos, name in enumerate(order):
-            fn, n = candidates[name], loops[name]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            dt = time.perf_counter() - t0
+            n = loops[name]
+            dt = _timed(candidates[name], n)
             rows.append({"round": r, "position": pos, "candidate": name, "loops": n,
                          "total_s": dt, "per_call_us": dt / n * 1e6})
         log.info("round %d/%d done", r + 1, rounds)
