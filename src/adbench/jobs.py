@@ -62,6 +62,22 @@ def _write(name: str, value: Any, path: str) -> None:
         raise TypeError(f"output {name!r}: cannot write {type(value).__name__}")
 
 
+def grouped(measures: dict[str, Callable[..., dict[str, Any]]]) -> Callable[..., dict[str, Any]]:
+    """Several small measurements in one job, so they share one interpreter and one torch
+    import. params.args maps ID -> kwargs; outputs are named '<id>_<table>' and 'meta_<ID>'."""
+    def measure(**args_by_id: dict) -> dict[str, Any]:
+        out: dict[str, Any] = {"_group": {}}
+        for mid, fn in measures.items():
+            t0 = time.perf_counter()
+            res = fn(**args_by_id[mid])
+            out.update({f"{mid.lower()}_{k}": v for k, v in res.items() if not k.startswith("_")})
+            out["_group"][mid] = {"wall_time_s": time.perf_counter() - t0, **(res.get("_meta") or {})}
+            log.info("%s done in %.3f s", mid, out["_group"][mid]["wall_time_s"])
+        return out
+    measure.__name__ = "+".join(measures)
+    return measure
+
+
 def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
     """Run `measure(**params.args, **kwargs)` and write its named results atomically."""
     _setup_logging(smk)
@@ -78,19 +94,25 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
         results = measure(**args, **kwargs)
         if threads is None and "torch" in sys.modules:  # torch imported lazily by the measurement
             threads = sys.modules["torch"].get_num_threads()
-        wanted = [n for n in smk.output.keys() if n != "meta"]
+        wanted = [n for n in smk.output.keys() if n != "meta" and not n.startswith("meta_")]
         missing = sorted(set(wanted) - set(results))
         if missing:
             raise KeyError(f"{measure.__name__} did not return outputs {missing}")
         for name in wanted:
             _write(name, results[name], getattr(smk.output, name))
         wall = time.perf_counter() - start
-        if "meta" in smk.output.keys():
+        parts = results.get("_group") or {}
+        for name in (n for n in smk.output.keys() if n == "meta" or n.startswith("meta_")):
+            mid = name[len("meta_"):] if name != "meta" else None
+            part = dict(parts.get(mid) or {})
+            own_wall = part.pop("wall_time_s", wall)
+            extra = {"code_hash": prov.get("code"), **(results.get("_meta") or {}), **part}
+            if mid:
+                extra |= {"measurement_id": mid, "group_wall_time_s": round(wall, 6)}
             io.write_json(meta_record(
-                rule=smk.rule, wildcards=dict(smk.wildcards.items()), args=args, seed=seed,
-                device=prov.get("device", "cpu"), threads=threads, wall_s=wall,
-                extra={"code_hash": prov.get("code"), **(results.get("_meta") or {})}),
-                smk.output.meta)
+                rule=smk.rule, wildcards=dict(smk.wildcards.items()), args=args.get(mid, args) if mid else args,
+                seed=seed, device=prov.get("device", "cpu"), threads=threads, wall_s=own_wall, extra=extra),
+                getattr(smk.output, name))
         log.info("done in %.3f s", wall)
         return results
     except BaseException:

@@ -39,11 +39,17 @@ def versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
 
 
 def _module_file(name: str) -> Path | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ModuleNotFoundError, ValueError):  # `from pkg.mod import attr` names an attribute
-        return None
-    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+    """Source file of module `name`, found on disk without importing it (or its parents)."""
+    top, *rest = name.split(".")
+    spec = importlib.util.find_spec(top)  # a top-level lookup executes nothing
+    if spec is None or not spec.submodule_search_locations:
+        return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") and not rest else None
+    for base in map(Path, spec.submodule_search_locations):
+        stem = base.joinpath(*rest)
+        for path in (stem / "__init__.py", stem.with_suffix(".py")):
+            if path.is_file():
+                return path
+    return None  # `from pkg.mod import attr` names an attribute, not a module
 
 
 def _local_imports(name: str, path: Path, root: str) -> set[str]:

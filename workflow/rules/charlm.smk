@@ -21,6 +21,7 @@ rule charlm_train:
         prov=prov("adbench.charlm.train", seed=config["charlm"]["train"]["seed"], threads=1),
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
+    priority: 10  # long chains to the report: start them first
     log:
         "logs/charlm_train_{variant}.log",
     benchmark:
@@ -47,6 +48,7 @@ rule charlm_eval:
         args=dict(surprise_context=config["charlm"]["surprise_context"],
                   surprise_extremes=config["charlm"]["surprise_extremes"]),
         prov=prov("adbench.charlm.evaluate", threads=1),
+    priority: 10  # long chains to the report: start them first
     log:
         "logs/charlm_eval.log",
     benchmark:
@@ -73,6 +75,7 @@ rule charlm_summary:
     params:
         args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"]),
         prov=prov("adbench.charlm.summary"),
+    priority: 10  # long chains to the report: start them first
     log:
         "logs/charlm_summary.log",
     benchmark:
@@ -90,11 +93,12 @@ rule charlm_plot:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
     output:
-        curves="results/C1/curves.svg",
-        heldout="results/C1/heldout.svg",
-        grad_norms="results/C1/grad_norms.svg",
+        curves=report("results/C1/curves.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
+        heldout=report("results/C1/heldout.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
+        grad_norms=report("results/C1/grad_norms.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
     params:
         prov=prov("adbench.plots.charlm", packages=("matplotlib",)),
+    priority: 10  # long chains to the report: start them first
     log:
         "logs/charlm_plot.log",
     benchmark:

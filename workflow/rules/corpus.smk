@@ -17,6 +17,7 @@ rule corpus:
     params:
         args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
         prov=prov("adbench.corpus", packages=()),
+    priority: 10  # long chains to the report: start them first
     log:
         "logs/corpus.log",
     benchmark:

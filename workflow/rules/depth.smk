@@ -47,8 +47,8 @@ rule depth_plot:
         fp16_probe="results/D1/fp16_probe.csv",
         grid="results/D2/grid.csv",
     output:
-        chains="results/D1/chains.svg",
-        stacks="results/D2/stacks.svg",
+        chains=report("results/D1/chains.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D1"}),
+        stacks=report("results/D2/stacks.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D2"}),
     params:
         args=dict(cases=DEPTH["d2"]["cases"]),
         prov=prov("adbench.plots.depth", packages=("matplotlib",)),

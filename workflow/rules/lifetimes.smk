@@ -6,96 +6,42 @@ LIFE_DATA = dict(in_features=LIFE["in_features"], out_features=LIFE["out_feature
 LIFE_CKPT = LIFE["checkpoint"]
 
 
-rule lifetimes_l1:
+# L1-L5 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
+rule lifetimes_graph:
     output:
-        values="results/L1/values.csv",
-        zero_grad="results/L1/zero_grad.csv",
-        meta="results/L1/meta.json",
+        l1_values="results/L1/values.csv",
+        l1_zero_grad="results/L1/zero_grad.csv",
+        meta_L1="results/L1/meta.json",
+        l2_values="results/L2/values.csv",
+        l2_schemes="results/L2/schemes.csv",
+        meta_L2="results/L2/meta.json",
+        l3_values="results/L3/values.csv",
+        l3_ranks="results/L3/ranks.csv",
+        meta_L3="results/L3/meta.json",
+        l4_values="results/L4/values.csv",
+        l4_tensors="results/L4/tensors.csv",
+        meta_L4="results/L4/meta.json",
+        l5_values="results/L5/values.csv",
+        l5_errors="results/L5/errors.csv",
+        meta_L5="results/L5/meta.json",
     params:
-        args=dict(n_examples=LIFE["accumulation_examples"], **LIFE_DATA),
-        prov=prov("adbench.lifetimes.accumulation"),
-    log:
-        "logs/lifetimes_l1.log",
-    benchmark:
-        "benchmarks/lifetimes_l1.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/lifetimes_l1.py"
-
-
-rule lifetimes_l2:
-    output:
-        values="results/L2/values.csv",
-        schemes="results/L2/schemes.csv",
-        meta="results/L2/meta.json",
-    params:
-        args=dict(n_examples=LIFE["accumulation_examples"], split=LIFE["split"], nanogpt_steps=LIFE["nanogpt_steps"],
+        args=dict(
+            L1=dict(n_examples=LIFE["accumulation_examples"], **LIFE_DATA),
+            L2=dict(n_examples=LIFE["accumulation_examples"], split=LIFE["split"], nanogpt_steps=LIFE["nanogpt_steps"],
                   nanogpt_micro=LIFE["nanogpt_micro"], **LIFE_DATA),
-        prov=prov("adbench.lifetimes.accumulation"),
+            L3=dict(split=LIFE["split"], **LIFE_DATA),
+            L4=dict(x=LIFE["leaf_x"]),
+            L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
+        ),
+        prov=prov("adbench.lifetimes.accumulation", "adbench.lifetimes.graph"),
     log:
-        "logs/lifetimes_l2.log",
+        "logs/lifetimes_graph.log",
     benchmark:
-        "benchmarks/lifetimes_l2.tsv"
+        "benchmarks/lifetimes_graph.tsv"
     conda:
         ENV
     script:
-        "../../scripts/lifetimes_l2.py"
-
-
-rule lifetimes_l3:
-    output:
-        values="results/L3/values.csv",
-        ranks="results/L3/ranks.csv",
-        meta="results/L3/meta.json",
-    params:
-        args=dict(split=LIFE["split"], **LIFE_DATA),
-        prov=prov("adbench.lifetimes.accumulation"),
-    log:
-        "logs/lifetimes_l3.log",
-    benchmark:
-        "benchmarks/lifetimes_l3.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/lifetimes_l3.py"
-
-
-rule lifetimes_l4:
-    output:
-        values="results/L4/values.csv",
-        tensors="results/L4/tensors.csv",
-        meta="results/L4/meta.json",
-    params:
-        args=dict(x=LIFE["leaf_x"]),
-        prov=prov("adbench.lifetimes.graph"),
-    log:
-        "logs/lifetimes_l4.log",
-    benchmark:
-        "benchmarks/lifetimes_l4.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/lifetimes_l4.py"
-
-
-rule lifetimes_l5:
-    output:
-        values="results/L5/values.csv",
-        errors="results/L5/errors.csv",
-        meta="results/L5/meta.json",
-    params:
-        args=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
-        prov=prov("adbench.lifetimes.graph"),
-    log:
-        "logs/lifetimes_l5.log",
-    benchmark:
-        "benchmarks/lifetimes_l5.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/lifetimes_l5.py"
-
+        "../../scripts/lifetimes_graph.py"
 
 rule lifetimes_l6_memory:
     output:
@@ -125,8 +71,9 @@ rule lifetimes_l6_calibrate:
     params:
         args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT),
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=1),
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
-    threads: workflow.cores
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
+    # timing.exclusive: false (smoke tests) lets them share.
+    threads: workflow.cores if config["timing"]["exclusive"] else 1
     log:
         "logs/lifetimes_l6_calibrate.log",
     benchmark:
@@ -148,8 +95,9 @@ rule lifetimes_l6_run:
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=1),
     wildcard_constraints:
         process=r"\d+",
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
-    threads: workflow.cores
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
+    # timing.exclusive: false (smoke tests) lets them share.
+    threads: workflow.cores if config["timing"]["exclusive"] else 1
     log:
         "logs/lifetimes_l6_run_{process}.log",
     benchmark:
@@ -187,7 +135,7 @@ rule lifetimes_l6_plot:
         accounting="results/L6/accounting.csv",
         samples="results/L6/timing/samples.csv",
     output:
-        figure="results/L6/memory_time.svg",
+        figure=report("results/L6/memory_time.svg", caption="../report/figure.rst", category="Graph lifetimes", labels={"ID": "L6"}),
     params:
         prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),
     log:
@@ -222,7 +170,7 @@ rule lifetimes_l7_plot:
     input:
         sweep="results/L7/sweep.csv",
     output:
-        figure="results/L7/bytes_vs_seq.svg",
+        figure=report("results/L7/bytes_vs_seq.svg", caption="../report/figure.rst", category="Graph lifetimes", labels={"ID": "L7"}),
     params:
         prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),
     log:

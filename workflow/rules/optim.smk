@@ -56,7 +56,7 @@ rule optim_o1_plot:
         adam_curves="results/O1/adam/curves.csv",
         seeds="results/O1/seeds.csv",
     output:
-        figure="results/O1/curves.svg",
+        figure=report("results/O1/curves.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O1"}),
     params:
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),
     log:
@@ -98,8 +98,8 @@ rule optim_o2_plot:
         best="results/O2/best.csv",
         grid="results/O2/grid.csv",
     output:
-        trajectories_figure="results/O2/trajectories.svg",
-        grids_figure="results/O2/grids.svg",
+        trajectories_figure=report("results/O2/trajectories.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
+        grids_figure=report("results/O2/grids.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
     params:
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),
     log:

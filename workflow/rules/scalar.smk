@@ -175,8 +175,9 @@ rule scalar_s9_calibrate:
         args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
                   seed=config["timing"]["seed"]),
         prov=prov("adbench.scalar.speed", threads=1),
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
-    threads: workflow.cores
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
+    # timing.exclusive: false (smoke tests) lets them share.
+    threads: workflow.cores if config["timing"]["exclusive"] else 1
     log:
         "logs/scalar_s9_calibrate.log",
     benchmark:
@@ -199,8 +200,9 @@ rule scalar_s9_run:
         prov=prov("adbench.scalar.speed", threads=1),
     wildcard_constraints:
         process=r"\d+",
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one).
-    threads: workflow.cores
+    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
+    # timing.exclusive: false (smoke tests) lets them share.
+    threads: workflow.cores if config["timing"]["exclusive"] else 1
     log:
         "logs/scalar_s9_run_{process}.log",
     benchmark:

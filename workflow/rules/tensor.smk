@@ -1,79 +1,39 @@
 # T family: backward rules written by hand (matmul, softmax cross-entropy, one attention head,
-# layer norm) beside torch float64 autograd on the documents' inputs. One rule per ID.
+# layer norm) beside torch float64 autograd on the documents' inputs.
 
 
-rule tensor_t1:
+# T1-T4 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
+rule tensor_rules:
     output:
-        values="results/T1/values.csv",
-        matrices="results/T1/matrices.csv",
-        meta="results/T1/meta.json",
+        t1_values="results/T1/values.csv",
+        t1_matrices="results/T1/matrices.csv",
+        meta_T1="results/T1/meta.json",
+        t2_values="results/T2/values.csv",
+        t2_matrices="results/T2/matrices.csv",
+        meta_T2="results/T2/meta.json",
+        t3_values="results/T3/values.csv",
+        t3_matrices="results/T3/matrices.csv",
+        t3_control="results/T3/control.csv",
+        meta_T3="results/T3/meta.json",
+        t4_values="results/T4/values.csv",
+        t4_matrices="results/T4/matrices.csv",
+        meta_T4="results/T4/meta.json",
     params:
-        args=config["tensor"]["matmul"],
+        args=dict(
+            T1=config["tensor"]["matmul"],
+            T2=config["tensor"]["softmax"],
+            T3=config["tensor"]["attention"],
+            T4=config["tensor"]["layernorm"],
+        ),
         prov=prov("adbench.tensor.probes", "adbench.tensor.rules"),
     log:
-        "logs/tensor_t1.log",
+        "logs/tensor_rules.log",
     benchmark:
-        "benchmarks/tensor_t1.tsv"
+        "benchmarks/tensor_rules.tsv"
     conda:
         ENV
     script:
-        "../../scripts/tensor_t1.py"
-
-
-rule tensor_t2:
-    output:
-        values="results/T2/values.csv",
-        matrices="results/T2/matrices.csv",
-        meta="results/T2/meta.json",
-    params:
-        args=config["tensor"]["softmax"],
-        prov=prov("adbench.tensor.probes", "adbench.tensor.rules"),
-    log:
-        "logs/tensor_t2.log",
-    benchmark:
-        "benchmarks/tensor_t2.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/tensor_t2.py"
-
-
-rule tensor_t3:
-    output:
-        values="results/T3/values.csv",
-        matrices="results/T3/matrices.csv",
-        control="results/T3/control.csv",
-        meta="results/T3/meta.json",
-    params:
-        args=config["tensor"]["attention"],
-        prov=prov("adbench.tensor.probes", "adbench.tensor.rules"),
-    log:
-        "logs/tensor_t3.log",
-    benchmark:
-        "benchmarks/tensor_t3.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/tensor_t3.py"
-
-
-rule tensor_t4:
-    output:
-        values="results/T4/values.csv",
-        matrices="results/T4/matrices.csv",
-        meta="results/T4/meta.json",
-    params:
-        args=config["tensor"]["layernorm"],
-        prov=prov("adbench.tensor.probes", "adbench.tensor.rules"),
-    log:
-        "logs/tensor_t4.log",
-    benchmark:
-        "benchmarks/tensor_t4.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/tensor_t4.py"
-
+        "../../scripts/tensor_rules.py"
 
 register(
     "tensor",
