@@ -7,12 +7,14 @@ from adbench.jobs import run_job
 from adbench.report.render import benchmarks, collect, render
 
 
-def build(comparison, changes, files, template_dir, reduced):
-    extra = {"changes": read_csv(changes), "bench": benchmarks(), "reduced": reduced}
-    html = render(template_dir, read_csv(comparison), collect(files), extra=extra)
+def build(comparison, changes, files, template_dir, reduced, rules):
+    collected = collect(files)
+    extra = {"changes": read_csv(changes), "bench": benchmarks(rules=set(rules)), "reduced": reduced}
+    html = render(template_dir, read_csv(comparison), collected, extra=extra)
     return {"html": html.encode("utf-8")}
 
 
 run_job(snakemake, build, comparison=snakemake.input.comparison,  # noqa: F821 - injected
         changes=snakemake.input.changes, reduced=snakemake.params.reduced,  # noqa: F821
+        rules=snakemake.params.rules,  # noqa: F821
         files=list(snakemake.input.files), template_dir=str(Path(snakemake.input.style).parent))  # noqa: F821

@@ -75,10 +75,13 @@ def csv_links(paths: list[str], results_dir: str = "results") -> dict[str, list[
     return dict(out)
 
 
-def benchmarks(bench_dir: str = "benchmarks") -> pd.DataFrame:
-    """Wall time and peak RSS of every job from Snakemake's benchmark files."""
+def benchmarks(bench_dir: str = "benchmarks", rules: set[str] | None = None) -> pd.DataFrame:
+    """Wall time and peak RSS of every job from Snakemake's benchmark files (only `rules`' when given,
+    so files left by rules that no longer exist are not reported)."""
     rows = []
     for f in sorted(Path(bench_dir).glob("*.tsv")):
+        if rules is not None and not any(f.stem == r or f.stem.startswith(r + "_") for r in rules):
+            continue
         df = pd.read_csv(f, sep="\t")
         if len(df):
             rows.append({"job": f.stem, "seconds": float(df["s"].iloc[-1]), "max_rss_mb": float(df["max_rss"].iloc[-1])})
