@@ -56,6 +56,13 @@ def project(tmp_path: Path) -> Path:
 
 
 SMOKE = ["--configfile", "config.yaml", ".test/config.yaml"]
+MEASURED: dict[str, float] = {}
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what the suite measured (e.g. the smoke DAG's wall time) in every run's summary."""
+    for name, value in MEASURED.items():
+        terminalreporter.write_line(f"{name}: {value:.1f} s")
 
 
 @pytest.fixture(scope="session")
@@ -67,4 +74,5 @@ def smoke(tmp_path_factory):
     res = snakemake(project, "--cores", "2", *SMOKE)
     elapsed = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr[-4000:]
+    MEASURED["smoke DAG wall time (2 cores)"] = elapsed
     return project, elapsed
