@@ -2,6 +2,7 @@
 
 import json
 import re
+from contextlib import contextmanager
 
 import pandas as pd
 import pytest
@@ -61,28 +62,29 @@ def test_completed_run_has_nothing_to_do(smoke):
     assert dry_run(smoke[0]) == set()
 
 
+@contextmanager
+def appended(path, text):
+    """Append `text` to a file for the duration of the block."""
+    original = path.read_text()
+    path.write_text(original + text)
+    try:
+        yield
+    finally:
+        path.write_text(original)
+
+
 def test_changed_parameter_reruns_exactly_its_job(smoke):
     project = smoke[0]
-    overlay = project / ".test/config.yaml"
-    original = overlay.read_text()
-    overlay.write_text(original + "\nscalar:\n  nudges: [0.1, 0.01]\n")
-    try:
+    with appended(project / ".test/config.yaml", "\nscalar:\n  nudges: [0.1, 0.01]\n"):
         assert dry_run(project) == {"scalar_s2", "report_compare", "report_changes", "render_report"}
-    finally:
-        overlay.write_text(original)
 
 
 def test_changed_package_code_reruns_exactly_its_importers(smoke):
     project = smoke[0]
-    module = project / "src/adbench/scalar/dual.py"
-    original = module.read_text()
-    module.write_text(original + "\n# a change to forward mode\n")
-    try:
+    with appended(project / "src/adbench/scalar/dual.py", "\n# a change to forward mode\n"):
         # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
         assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot",
                                     "report_compare", "report_changes", "render_report"}
-    finally:
-        module.write_text(original)
 
 
 def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):

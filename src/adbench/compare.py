@@ -19,9 +19,14 @@ ORDER_FACTOR = 10.0
 _NUM = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
+def _bare(printed: str) -> str:
+    """A printed number without thousands separators, unit suffix (%, ×) or typographic minus."""
+    return str(printed).strip().replace(",", "").replace("\u2212", "-").rstrip("%×x ").strip()
+
+
 def parse_printed(text: str) -> tuple[float, float] | None:
     """(value, half-unit tolerance) of a printed number; None when it is not a number."""
-    s = str(text).strip().replace(",", "").replace("\u2212", "-").rstrip("%×x ").strip()
+    s = _bare(text)
     if s.lower() in ("inf", "+inf", "-inf"):
         return (float(s), 0.0)
     if not _NUM.match(s):
@@ -42,9 +47,8 @@ def format_like(printed: str, value: float) -> str:
         return str(value)
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    s = str(printed).strip().replace("\u2212", "-")
-    commas = "," in s
-    core = s.replace(",", "").rstrip("%×x ").strip()
+    commas = "," in str(printed)
+    core = _bare(printed)
     m = re.match(r"^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$", core)
     if not m:
         return repr(value)
@@ -64,7 +68,7 @@ def format_like(printed: str, value: float) -> str:
 def within_printed(documented: str, measured: float) -> bool:
     """|measured - documented| <= half a unit in the last printed place, in exact decimal
     arithmetic (the binary value of `measured` against the decimal the documents printed)."""
-    s = str(documented).strip().replace(",", "").replace("\u2212", "-").rstrip("%×x ").strip()
+    s = _bare(documented)
     d = Decimal(s)
     if d == 0 and "e" in s.lower():
         return measured == 0  # %e prints any nonzero value with its own exponent: "0.000e+00" means 0

@@ -5,13 +5,12 @@ from datetime import date
 from adbench.report.changes import default_label
 
 ARCHIVE_LABEL = config["archive"]["label"] or default_label(versions(), config["device"], date.today())
+_ARCHIVES = sorted(p.parent.name for p in Path("archive").glob("*/MANIFEST.json"))
 for _label in config["compare_to"]:
-    if not (Path("archive") / _label / "MANIFEST.json").exists():
-        _have = sorted(p.name for p in Path("archive").glob("*/MANIFEST.json")) if Path("archive").exists() else []
+    if _label not in _ARCHIVES:
         raise WorkflowError(f"config key 'compare_to' lists archive {_label!r}, but archive/{_label}/MANIFEST.json "
-                            f"does not exist (archives here: {sorted(p.parent.name for p in Path('archive').glob('*/MANIFEST.json')) or 'none'}); "
+                            f"does not exist (archives here: {', '.join(_ARCHIVES) or 'none'}); "
                             "create one with `snakemake archive`")
-
 
 rule report_compare:
     input:

@@ -47,17 +47,3 @@ def mapped_index(doc_index: int, doc_count: int, count: int) -> int:
 def mapping_note(doc_index: int, used: int, what: str) -> str:
     """Note for a row measured at a different index than the documents printed."""
     return "" if doc_index == used else f"model is smaller than GPT-2 small: {what} {used} stands in for {doc_index}"
-
-
-def copy_meta(smk) -> None:
-    """Give every per-ID folder of a grouped job the job's full meta.json (outputs named meta_<ID>)."""
-    import json
-
-    from .. import io
-
-    with open(smk.output.meta, encoding="utf-8") as fh:
-        record = json.load(fh)
-    for name in smk.output.keys():
-        if name.startswith("meta_"):
-            io.write_json({**record, "measurement_id": name[5:], "shared_job_meta": smk.output.meta},
-                          getattr(smk.output, name))

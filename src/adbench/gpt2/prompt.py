@@ -43,7 +43,6 @@ def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], 
                        "grad_norm_last_token": [norm(h.grad[0, last]) for h in states]})
     g3 = _qkv_split(net)
     g4 = _direction_check(net, p_ids, t_ids, g4_layer, g4_distance, nll.item())
-    meta = {"_meta": info}
     return {
         "g1_values": _g1_values(nll.item(), len(t_ids), info),
         "g2_values": _g2_values(g2, src),
@@ -53,7 +52,7 @@ def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], 
                                  "target_tokens": len(t_ids), "nll": nll.item(), "probability": math.exp(-nll.item()),
                                  **{k: info[k] for k in ("model_source", "unique_parameters", "tokenizer")}}]),
         "states": g2, "qkv": g3, "direction": g4,
-        "meta_G2": info, "meta_G3": info, "meta_G4": info, **meta,
+        "_meta": info,
     }
 
 

@@ -57,7 +57,7 @@ def measure_sequence(model: dict, corpus: str, seq_len: int, text_offset: int, w
         "g8_values": _g8_values(blocks, starved_ratio, runaway_ratio, src), "p9_values": p9_values(p9, src),
         "surprise": tokens, "extremes": g5["extremes"], "g5_summary": pd.DataFrame([g5["summary"]]),
         "clipping": pd.DataFrame([summary]), "blocks": blocks, "p9_summary": p9, "p9_autocast": autocast,
-        "_meta": info, "meta_G7": info, "meta_G8": info, "meta_P9": info,
+        "_meta": info,
     }
 
 

@@ -136,7 +136,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "env": environment(collected["metas"]), "loud": loud.to_dict("records"),
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
-        "csv_links": csv_links([m for m in collected.get("paths", [])]),
+        "csv_links": csv_links(collected.get("paths", [])),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "sources": sorted({str(x) for x in comparison.get("model_source", pd.Series(dtype=str)).dropna()}
                           - {"", "pretrained"}),
