@@ -41,9 +41,15 @@ def test_noisy_flag():
 
 
 def test_calibrate_reaches_target():
-    import time
-    loops = timing.calibrate(lambda: time.sleep(0.001), 0.008)
-    assert 4 <= loops <= 16
+    # A simulated clock: each call costs exactly 1 ms, so the arithmetic is checked without a stopwatch.
+    now = [0.0]
+
+    def call():
+        now[0] += 1e-3
+
+    assert timing.calibrate(call, 0.008, clock=lambda: now[0]) == 8
+    assert timing.calibrate(call, 0.5, clock=lambda: now[0]) == 500
+    assert timing.calibrate(call, 10.0, max_loops=64, clock=lambda: now[0]) == 64
 
 
 def test_candidates_agree_and_a_broken_one_is_refused():

@@ -25,25 +25,27 @@ log = logging.getLogger(__name__)
 NOISY_IQR = 0.10
 
 
-def _timed(fn: Callable[[], object], loops: int) -> float:
+def _timed(fn: Callable[[], object], loops: int, clock: Callable[[], float] = time.perf_counter) -> float:
     """Seconds for `loops` calls, with the cyclic GC collected before and paused during."""
     gc.collect()
     gc.disable()
     try:
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(loops):
             fn()
-        return time.perf_counter() - t0
+        return clock() - t0
     finally:
         gc.enable()
 
 
-def calibrate(fn: Callable[[], object], target_s: float, max_loops: int = 1 << 24) -> int:
-    """Loop count whose run takes about `target_s`, from the per-call time of a doubling probe."""
+def calibrate(fn: Callable[[], object], target_s: float, max_loops: int = 1 << 24,
+              clock: Callable[[], float] = time.perf_counter) -> int:
+    """Loop count whose run takes about `target_s`, from the per-call time of a doubling probe.
+    `clock` is injectable so the arithmetic can be tested without a stopwatch."""
     fn()  # first call pays one-off costs (allocations, lazy init)
     loops = 1
     while loops < max_loops:
-        dt = _timed(fn, loops)
+        dt = _timed(fn, loops, clock)
         if dt >= target_s / 8:
             return max(1, min(max_loops, round(loops * target_s / dt)))
         loops *= 2
