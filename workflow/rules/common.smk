@@ -99,16 +99,20 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_de
 # Timing jobs must run alone. Every job takes one `machine_share`; a timing job takes them all
 # (MACHINE_SHARES, the global amount registered in the Snakefile), so the scheduler starts it only
 # when nothing else runs and starts nothing beside it. timing.exclusive: false (the smoke overlay)
-# makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads.
+# makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads. On a cluster an
+# exclusive timing job also gets a node of its own (slurm_extra="--exclusive"); a profile that sets
+# the global machine_share far above MACHINE_SHARES lets other jobs run on other nodes meanwhile.
 MACHINE_SHARES = 1000
 TIMING_THREADS = 1
 
 
 def sized(mem_mb=1000, runtime=5, threads=1, timing=False):
-    """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share."""
-    alone = timing and config["timing"]["exclusive"]
-    return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads,
-                machine_share=MACHINE_SHARES if alone else 1)
+    """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share;
+    an exclusive timing job also asks a cluster for a node of its own (slurm_extra)."""
+    if timing and config["timing"]["exclusive"]:
+        return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=MACHINE_SHARES,
+                    slurm_extra="--exclusive")
+    return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
 
 
 # ---- boilerplate: every rule logs to logs/<job>.log, benchmarks to benchmarks/<job>.tsv, runs its

@@ -19,7 +19,7 @@ rule optim_o1_train:
         prov=prov("adbench.optim.xor", packages=("numpy",)),
     wildcard_constraints:
         optimizer="gd|adam",
-    resources: **sized()
+    resources: **sized(runtime=7)
     log: LOG("optim_o1_train_{optimizer}")
     benchmark: BENCH("optim_o1_train_{optimizer}")
     conda: ENV
