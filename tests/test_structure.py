@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from adbench.families import Family, from_workflow
-from conftest import ROOT, SMOKE, copy_project, planned_jobs, snakemake
+from conftest import ROOT, SMOKE, planned_jobs, snakemake
 
 GUIDE = ROOT / "docs/adding-a-family.md"
 EXAMPLE = "demo"  # the guide's throwaway family
@@ -134,7 +134,8 @@ def test_unlock_works_as_typed(project):
 @pytest.mark.slow
 def test_report_zip_works_as_typed(smoke):
     project = smoke[0]
-    res = snakemake(project, "--report", "report-typed.zip", *SMOKE)  # as the README prints it, no --cores
+    # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
+    res = snakemake(project, "--report", "report-typed.zip")
     assert res.returncode == 0, res.stderr[-3000:]
     assert (project / "report-typed.zip").stat().st_size > 10_000
 
@@ -185,3 +186,34 @@ def test_a_timing_job_runs_alone(project):
     for i in (1, 2, 3, 4, 7, 8):
         a, b = _interval(project / f"logs/scalar_s{i}.log")
         assert b < t0 or a > t1, f"S{i} ran beside the timing job"
+
+
+class _Outputs(dict):
+    """Stand-in for snakemake.output: names -> paths, by key and attribute."""
+    __getattr__ = dict.__getitem__
+
+
+def test_grouped_job_writes_results_nested_by_id(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from adbench.jobs import grouped, output_name, run_job, split_name
+
+    assert split_name(output_name("T1", "values")) == ("T1", "values") and split_name("values") == (None, "values")
+
+    def one(x):
+        return {"values": pd.DataFrame({"v": [x]}), "_meta": {"seen": x}}
+
+    outputs = _Outputs({output_name(mid, t): str(tmp_path / mid / f"{t}.{'json' if t == 'meta' else 'csv'}")
+                        for mid in ("A1", "B2") for t in ("values", "meta")})
+    smk = type("Smk", (), dict(params={"args": {"A1": {"x": 1}, "B2": {"x": 2}}, "prov": {"seed": 0}},
+                               output=outputs, log=[], rule="r", wildcards={}, threads=1))()
+    run_job(smk, grouped({"A1": one, "B2": one}))
+    assert pd.read_csv(tmp_path / "B2/values.csv").v.tolist() == [2]  # B2's own result, not A1's
+    meta = json.loads((tmp_path / "A1/meta.json").read_text())
+    assert meta["measurement_id"] == "A1" and meta["seen"] == 1 and meta["config_hash"]
+    # negative control: a table the function does not return is named in the error
+    outputs[output_name("B2", "extra")] = str(tmp_path / "B2/extra.csv")
+    with pytest.raises(KeyError, match="B2__extra"):
+        run_job(smk, grouped({"A1": one, "B2": one}))
