@@ -24,7 +24,7 @@ rule charlm_train:
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     priority: 10  # long chains to the report: start them first
-    resources: **sized(runtime=30)
+    resources: **sized(runtime=31)
     log: LOG("charlm_train_{variant}")
     benchmark: BENCH("charlm_train_{variant}")
     conda: ENV
