@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,9 +35,13 @@ def from_workflow(root: str | Path, configfiles: tuple[str, ...] = ("config.yaml
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
     root = Path(root).resolve()
-    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
-        wf = api.workflow(resource_settings=ResourceSettings(),
-                          config_settings=ConfigSettings(configfiles=[root / c for c in configfiles]),
-                          snakefile=root / "Snakefile", workdir=root)
-        # WorkflowApi parses the Snakefile on first access of its workflow; the registry is a global there.
-        return from_dicts(wf._workflow.globals["family_params"]())
+    saved_path = list(sys.path)  # the Snakefile puts its own src/ first; keep the caller's imports as they were
+    try:
+        with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+            wf = api.workflow(resource_settings=ResourceSettings(),
+                              config_settings=ConfigSettings(configfiles=[root / c for c in configfiles]),
+                              snakefile=root / "Snakefile", workdir=root)
+            # WorkflowApi parses the Snakefile on first access of its workflow; the registry is a global there.
+            return from_dicts(wf._workflow.globals["family_params"]())
+    finally:
+        sys.path[:] = saved_path
