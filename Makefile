@@ -1,10 +1,11 @@
 # Two entry points: `make report` and `make test`. Both create .venv when missing and
-# install the pinned dependencies (pyproject.toml) first; re-installing only happens
-# when the pins change.
+# install the pinned dependencies (pyproject.toml) first; `make test` adds the `test` extra
+# (pytest, playwright). Re-installing only happens when the pins change.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
@@ -19,11 +20,15 @@ $(STAMP): pyproject.toml envs/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
 
+$(TEST_STAMP): $(STAMP) envs/requirements-test.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements-test.txt
+	@touch $(TEST_STAMP)
+
 report: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB)
 	@echo "Report written to $(CURDIR)/report/report.html"
 
-test: $(STAMP) browser
+test: $(TEST_STAMP) browser
 	$(BIN)/python -m pytest
 
 # The browser test drives Debian's Chromium through Playwright (no browser download).

@@ -2,7 +2,7 @@
 # render one self-contained HTML report. Run `snakemake --cores N` (or `make report`).
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -15,22 +15,25 @@ configfile: "config.yaml"
 report: "workflow/report/workflow.rst"
 
 
+# Helpers and the one config check; then the corpus that several families read.
 include: "workflow/rules/common.smk"
-
-
-validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))
-
-
-include: "workflow/rules/scalar.smk"
-include: "workflow/rules/tensor.smk"
-include: "workflow/rules/lifetimes.smk"
-include: "workflow/rules/optim.smk"
-include: "workflow/rules/depth.smk"
-include: "workflow/rules/precision.smk"
 include: "workflow/rules/corpus.smk"
-include: "workflow/rules/gpt2.smk"
-include: "workflow/rules/charlm.smk"
+
+# Every other rules file is a family (it declares itself with family(...)); report.smk comes last
+# because it reads the registry the families filled.
+INFRASTRUCTURE = {"common.smk", "corpus.smk", "report.smk"}
+for _rules in sorted((ROOT / "workflow/rules").glob("*.smk")):
+    if _rules.name not in INFRASTRUCTURE:
+
+        include: _rules
+
+
 include: "workflow/rules/report.smk"
+
+# Timing jobs claim every machine share (see sized() in common.smk); the total is a global resource
+# here, so plain `snakemake --cores N` keeps them alone, and --unlock / --report need no --cores.
+if "machine_share" not in workflow.global_resources:
+    workflow.register_resource("machine_share", MACHINE_SHARES)
 
 
 rule all:

@@ -8,7 +8,8 @@ torch.set_num_threads(1)
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from adbench.gpt2.load import (ModelNotFound, gpt2_small_parameters, load_gpt2,  # noqa: E402
-                               train_fallback_tokenizer, unique_parameters)
+                               load_resolved, train_fallback_tokenizer, unique_parameters)
+from adbench.gpt2.resolve import measure_model, weights_location  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. " * 40
@@ -86,6 +87,38 @@ def test_auto_falls_back_to_seeded_random(empty_cache):
     assert a.info["model_source"] == "random-reduced" and "not found" in a.info["model_location"]
     assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))  # seeded
     assert "byte-level BPE" in a.info["tokenizer"] and a.info["tokenizer_vocab"] == len(a.tokenizer)
+
+
+def test_model_json_and_tokenizer_file_rebuild_the_same_model(empty_cache, tmp_path):
+    """gpt2_model trains the fallback tokenizer once; a job rebuilding from model.json + tokenizer.json
+    gets the very model, tokenizer and info that resolving in-process gives."""
+    cfg = {"n_layer": 1, "n_embd": 16, "n_head": 2, "n_positions": 32, "vocab_size": 300}
+    tok_file = tmp_path / "tokenizer.json"
+    out = measure_model("auto", REV, None, 5, cfg, 300, TEXT, str(tok_file))
+    tok_file.write_bytes(out["tokenizer"])
+    rec = out["model"]
+    assert rec["route"] == "random" and rec["tokenizer_location"] == str(tok_file) and rec["seed"] == 5
+    job = load_resolved(rec)  # what gpt2_prompt / _sequence / _memory do
+    ref = load_gpt2("random", REV, seed=5, random_config=cfg, corpus_text=TEXT, tokenizer_vocab_size=300)
+    assert job.info == ref.info
+    assert job.tokenizer.encode(TEXT) == ref.tokenizer.encode(TEXT)
+    assert all(torch.equal(p, q) for p, q in zip(job.model.parameters(), ref.model.parameters()))
+    # negative control: another seed in the record gives other weights
+    other = load_resolved(rec | {"seed": 6})
+    assert not torch.equal(next(other.model.parameters()), next(ref.model.parameters()))
+
+
+def test_weights_location_is_the_snapshot_only_when_present(saved, empty_cache):
+    assert weights_location("auto", REV, None) is None  # random fallback: no directory to watch
+    snap = empty_cache / "models--gpt2" / "snapshots" / REV
+    snap.mkdir(parents=True)
+    for f in saved[0].iterdir():
+        (snap / f.name).write_bytes(f.read_bytes())
+    assert weights_location("auto", REV, None) == str(snap)
+    assert weights_location("random", REV, None) is None
+    assert weights_location("auto", REV, str(saved[0])) == str(saved[0])  # gpt2.path wins, as in loading
+    rec = measure_model("auto", REV, None, 0, {}, 300, TEXT, "unused.json")["model"]
+    assert rec["route"] == "cache" and rec["location"] == str(snap)
 
 
 def test_parameter_count_matches_analytic_formula():

@@ -12,6 +12,7 @@ torch.set_num_threads(1)
 from adbench.gpt2.common import token_nll  # noqa: E402
 from adbench.gpt2.fp16 import precision_table  # noqa: E402
 from adbench.gpt2.load import load_gpt2  # noqa: E402
+from adbench.gpt2.resolve import measure_model  # noqa: E402
 from adbench.gpt2.prompt import measure_prompt  # noqa: E402
 from adbench.gpt2.saved import Ledger, account  # noqa: E402
 from adbench.gpt2.sequence import _surprise, measure_sequence  # noqa: E402
@@ -24,10 +25,12 @@ TEXT = ("The capital of France is Paris. Gradients flow backward through every b
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    p = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    p.write_text(TEXT, encoding="utf-8")
-    return str(p)
+def record(tmp_path_factory):
+    """What gpt2_model writes: the model.json record, its trained tokenizer in tokenizer.json."""
+    p = tmp_path_factory.mktemp("gpt2") / "tokenizer.json"
+    out = measure_model(**MODEL, corpus_text=TEXT, tokenizer_file=str(p))
+    p.write_bytes(out["tokenizer"])
+    return out["model"]
 
 
 def _model():
@@ -44,8 +47,8 @@ def _f64_grads(model, ids, target_from: int):
     return m, nll.item()
 
 
-def test_g1_g3_g4_against_float64_oracle(corpus):
-    r = measure_prompt(MODEL, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01, corpus=corpus)
+def test_g1_g3_g4_against_float64_oracle(record):
+    r = measure_prompt(record, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01)
     loaded = _model()
     tok = loaded.tokenizer
     p, t = tok.encode("The capital of France is"), tok.encode(" Paris")
@@ -67,8 +70,8 @@ def test_g1_g3_g4_against_float64_oracle(corpus):
     assert r["g1_values"].set_index("quantity").value["unique_parameters"] == 124_439_808
 
 
-def test_g2_states_have_gradients_and_map_to_documented_indices(corpus):
-    r = measure_prompt(MODEL, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01, corpus=corpus)
+def test_g2_states_have_gradients_and_map_to_documented_indices(record):
+    r = measure_prompt(record, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01)
     states = r["states"]
     assert len(states) == MODEL["random_config"]["n_layer"] + 1 and (states.grad_norm_last_token > 0).all()
     v = r["g2_values"].set_index("quantity")
@@ -76,8 +79,8 @@ def test_g2_states_have_gradients_and_map_to_documented_indices(corpus):
     assert "stands in for 12" in v.note["state_12"] and v.note["state_00"] == ""
 
 
-def test_g7_split_against_untied_oracle(corpus):
-    r = measure_sequence(MODEL, corpus, 48, 0, 0.1, 3, 4, 1.0, 1e-3, 1e3, 65536.0)
+def test_g7_split_against_untied_oracle(record):
+    r = measure_sequence(record, TEXT, 48, 0, 0.1, 3, 4, 1.0, 1e-3, 1e3, 65536.0)
     c = r["clipping"].iloc[0]
     m = copy.deepcopy(_model().model).double()
     # untie: the output layer gets its own copy, so the table's gradient is the input side alone

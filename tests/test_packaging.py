@@ -8,8 +8,17 @@ import yaml
 from conftest import ROOT
 
 
+def _project():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def _pins():
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    return _project()["dependencies"]
+
+
+def _lines(path):
+    return [line.strip() for line in (ROOT / path).read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
 
 
 def test_torch_is_pinned_exactly():
@@ -18,12 +27,22 @@ def test_torch_is_pinned_exactly():
 
 
 def test_envs_mirror_pyproject():
-    req = [line.strip() for line in (ROOT / "envs/requirements.txt").read_text().splitlines()
-           if line.strip() and not line.startswith("#")]
-    assert req == _pins()
+    assert _lines("envs/requirements.txt") == _pins()
     env = yaml.safe_load((ROOT / "envs/adbench.yaml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert [p for p in pip if not p.startswith("-e")] == _pins()
+    assert _lines("envs/requirements-test.txt") == _project()["optional-dependencies"]["test"]
+
+
+def test_test_tools_are_an_extra_not_runtime_dependencies():
+    names = {p.split("==")[0] for p in _pins()}
+    assert not names & {"pytest", "playwright"}, names  # `make report` must not need them
+    assert {p.split("==")[0] for p in _project()["optional-dependencies"]["test"]} == {"pytest", "playwright"}
+    make = (ROOT / "Makefile").read_text()
+    test_deps = re.search(r"^test:(.*)$", make, re.M).group(1)
+    report_deps = re.search(r"^report:(.*)$", make, re.M).group(1)
+    assert "TEST_STAMP" in test_deps and "TEST_STAMP" not in report_deps
+    assert "requirements-test.txt" in make
 
 
 def test_readme_quick_start_has_exactly_the_two_commands():

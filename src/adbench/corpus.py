@@ -64,9 +64,3 @@ def build_corpus(path: str | None, heldout_fraction: float) -> dict:
             "heldout_characters": len(heldout), "heldout_fraction": heldout_fraction,
             "split": "last heldout_fraction of the characters is held out"}
     return {**{k: v.encode("utf-8") for k, v in parts.items()}, "stats": stats, "_meta": meta}
-
-
-def load_split(train_path: str, heldout_path: str) -> tuple[str, str]:
-    """Read the split written by the corpus rule."""
-    return (Path(train_path).read_text(encoding="utf-8"),
-            Path(heldout_path).read_text(encoding="utf-8"))

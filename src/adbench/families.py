@@ -1,8 +1,10 @@
-"""The measurement families: report order, titles and catalog IDs."""
+"""A measurement family as its rules file declares it (key, title, catalog IDs, report position)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -10,27 +12,36 @@ class Family:
     key: str
     title: str
     ids: tuple[str, ...]
+    order: int  # position in the report (smaller first)
+
+    def as_dict(self) -> dict:
+        """Plain data for rule params (a change re-renders the report)."""
+        return {**asdict(self), "ids": list(self.ids)}
 
 
-def _ids(prefix: str, n: int) -> tuple[str, ...]:
+def numbered(prefix: str, n: int) -> tuple[str, ...]:
+    """('S1', ..., 'Sn')."""
     return tuple(f"{prefix}{i}" for i in range(1, n + 1))
 
 
-FAMILIES: tuple[Family, ...] = (
-    Family("scalar", "Scalar tape and numerical derivatives", _ids("S", 10)),
-    Family("tensor", "Tensor backward rules", _ids("T", 4)),
-    Family("lifetimes", "Graph lifetimes, accumulation and memory", _ids("L", 7)),
-    Family("optim", "Optimization", _ids("O", 3)),
-    Family("depth", "Depth: vanishing and exploding chains", _ids("D", 2)),
-    Family("precision", "Precision: fp16, bf16 and loss scaling", _ids("P", 9)),
-    Family("gpt2", "GPT-2 probes", _ids("G", 8)),
-    Family("charlm", "A character model trained five ways", ("C1",)),
-)
+def from_dicts(rows: list[dict]) -> list[Family]:
+    """Families from render_report's params, in report order."""
+    return sorted((Family(r["key"], r["title"], tuple(r["ids"]), r["order"]) for r in rows), key=lambda f: f.order)
 
 
-def family_of(measurement_id: str) -> Family:
-    """The family an ID such as 'S5' belongs to."""
-    for fam in FAMILIES:
-        if measurement_id in fam.ids:
-            return fam
-    raise KeyError(f"unknown measurement id {measurement_id!r}")
+def from_workflow(root: str | Path, configfiles: tuple[str, ...] = ("config.yaml",)) -> list[Family]:
+    """Parse the Snakefile under `root` (no jobs run) and return the families its rules files declare."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    root = Path(root).resolve()
+    saved_path = list(sys.path)  # the Snakefile puts its own src/ first; keep the caller's imports as they were
+    try:
+        with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+            wf = api.workflow(resource_settings=ResourceSettings(),
+                              config_settings=ConfigSettings(configfiles=[root / c for c in configfiles]),
+                              snakefile=root / "Snakefile", workdir=root)
+            # WorkflowApi parses the Snakefile on first access of its workflow; the registry is a global there.
+            return from_dicts(wf._workflow.globals["family_params"]())
+    finally:
+        sys.path[:] = saved_path

@@ -9,6 +9,8 @@ A rule's script is three lines: import `run_job` and the measurement, call
 - every named output except `meta` is a table or file the function returns under
   that name; `meta` receives meta.json. Returned DataFrames become CSVs, `bytes`
   become binary files, dicts become JSON.
+- a job measuring several IDs names its per-ID outputs with `output_name(ID, table)`
+  (common.smk's `id_outputs` does it for rules) and returns them nested, {ID: {table: ...}}.
 """
 
 from __future__ import annotations
@@ -62,20 +64,42 @@ def _write(name: str, value: Any, path: str) -> None:
         raise TypeError(f"output {name!r}: cannot write {type(value).__name__}")
 
 
+SEP = "__"  # output name of a per-ID table: '<ID>__<table>', e.g. 'T1__values', 'T1__meta'
+
+
+def output_name(mid: str, table: str) -> str:
+    """The rule's output name for `table` of measurement `mid` (the one naming convention)."""
+    return f"{mid}{SEP}{table}"
+
+
+def split_name(name: str) -> tuple[str | None, str]:
+    """Inverse of output_name: 'T1__values' -> ('T1', 'values'); 'values' -> (None, 'values')."""
+    mid, sep, table = name.partition(SEP)
+    return (mid, table) if sep else (None, name)
+
+
 def grouped(measures: dict[str, Callable[..., dict[str, Any]]]) -> Callable[..., dict[str, Any]]:
     """Several small measurements in one job, so they share one interpreter and one torch
-    import. params.args maps ID -> kwargs; outputs are named '<id>_<table>' and 'meta_<ID>'."""
+    import. params.args maps ID -> kwargs; the results come back nested, {ID: {table: ...}}."""
     def measure(**args_by_id: dict) -> dict[str, Any]:
-        out: dict[str, Any] = {"_group": {}}
+        out: dict[str, Any] = {}
         for mid, fn in measures.items():
             t0 = time.perf_counter()
             res = fn(**args_by_id[mid])
-            out.update({f"{mid.lower()}_{k}": v for k, v in res.items() if not k.startswith("_")})
-            out["_group"][mid] = {"wall_time_s": time.perf_counter() - t0, **(res.get("_meta") or {})}
-            log.info("%s done in %.3f s", mid, out["_group"][mid]["wall_time_s"])
+            res["_meta"] = {"wall_time_s": time.perf_counter() - t0, **(res.get("_meta") or {})}
+            out[mid] = res
+            log.info("%s done in %.3f s", mid, res["_meta"]["wall_time_s"])
         return out
     measure.__name__ = "+".join(measures)
     return measure
+
+
+def _result(results: dict[str, Any], name: str) -> Any:
+    """The returned value for output `name`: results[ID][table] when nested by ID, else results[name]."""
+    mid, table = split_name(name)
+    if mid is not None and isinstance(results.get(mid), dict):
+        return results[mid].get(table)
+    return results.get(name)
 
 
 def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
@@ -94,17 +118,17 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
         results = measure(**args, **kwargs)
         if threads is None and "torch" in sys.modules:  # torch imported lazily by the measurement
             threads = sys.modules["torch"].get_num_threads()
-        wanted = [n for n in smk.output.keys() if n != "meta" and not n.startswith("meta_")]
-        missing = sorted(set(wanted) - set(results))
+        metas = [n for n in smk.output.keys() if split_name(n)[1] == "meta"]
+        wanted = [n for n in smk.output.keys() if n not in metas]
+        missing = sorted(n for n in wanted if _result(results, n) is None)
         if missing:
             raise KeyError(f"{measure.__name__} did not return outputs {missing}")
         for name in wanted:
-            _write(name, results[name], getattr(smk.output, name))
+            _write(name, _result(results, name), getattr(smk.output, name))
         wall = time.perf_counter() - start
-        parts = results.get("_group") or {}
-        for name in (n for n in smk.output.keys() if n == "meta" or n.startswith("meta_")):
-            mid = name[len("meta_"):] if name != "meta" else None
-            part = dict(parts.get(mid) or {})
+        for name in metas:
+            mid = split_name(name)[0]
+            part = dict((results.get(mid) or {}).get("_meta") or {}) if mid else {}
             own_wall = part.pop("wall_time_s", wall)
             extra = {"code_hash": prov.get("code"), **(results.get("_meta") or {}), **part}
             if mid:

@@ -1,6 +1,8 @@
 # C1: a four-block character GPT trained five ways (one `variant` wildcard job each),
 # scored on held-out text by an independent evaluation path, then summarized and plotted.
 
+family("charlm", "A character model trained five ways", ("C1",), order=80)
+
 # The five of the documents, then a control: no_zero_grad with gradient clipping switched on.
 C1_VARIANTS = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions",
                "no_zero_grad_clipped"]
@@ -22,14 +24,11 @@ rule charlm_train:
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/charlm_train_{variant}.log",
-    benchmark:
-        "benchmarks/charlm_train_{variant}.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/charlm_train.py"
+    resources: **sized(runtime=31)
+    log: LOG("charlm_train_{variant}")
+    benchmark: BENCH("charlm_train_{variant}")
+    conda: ENV
+    script: SCRIPT("charlm_train")
 
 
 rule charlm_eval:
@@ -49,14 +48,11 @@ rule charlm_eval:
                   surprise_extremes=config["charlm"]["surprise_extremes"]),
         prov=prov("adbench.charlm.evaluate", threads=1),
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/charlm_eval.log",
-    benchmark:
-        "benchmarks/charlm_eval.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/charlm_eval.py"
+    resources: **sized()
+    log: LOG("charlm_eval")
+    benchmark: BENCH("charlm_eval")
+    conda: ENV
+    script: SCRIPT("charlm_eval")
 
 
 rule charlm_summary:
@@ -76,14 +72,11 @@ rule charlm_summary:
         args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"]),
         prov=prov("adbench.charlm.summary"),
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/charlm_summary.log",
-    benchmark:
-        "benchmarks/charlm_summary.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/charlm_summary.py"
+    resources: **sized()
+    log: LOG("charlm_summary")
+    benchmark: BENCH("charlm_summary")
+    conda: ENV
+    script: SCRIPT("charlm_summary")
 
 
 rule charlm_plot:
@@ -97,23 +90,22 @@ rule charlm_plot:
         heldout=report("results/C1/heldout.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
         grad_norms=report("results/C1/grad_norms.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
     params:
+        measure="adbench.plots.charlm:plot_c1",
         prov=prov("adbench.plots.charlm", packages=("matplotlib",)),
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/charlm_plot.log",
-    benchmark:
-        "benchmarks/charlm_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/charlm_plot.py"
+    resources: **sized()
+    log: LOG("charlm_plot")
+    benchmark: BENCH("charlm_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 register(
     "charlm",
-    "results/C1/values.csv", "results/C1/meta.json", "results/C1/summary.csv",
-    "results/C1/heldout.csv", "results/C1/baselines.csv", "results/C1/surprise.csv",
-    "results/C1/surprise_extremes.csv", "results/C1/grad_norms.csv",
-    "results/C1/curves.svg", "results/C1/heldout.svg", "results/C1/grad_norms.svg",
-    *expand("results/C1/train/{variant}/meta.json", variant=C1_VARIANTS),
+    rules.corpus.output.stats,
+    rules.corpus.output.meta,
+    rules.charlm_eval.output,
+    rules.charlm_summary.output,
+    rules.charlm_plot.output,
+    expand(rules.charlm_train.output.meta, variant=C1_VARIANTS),
 )

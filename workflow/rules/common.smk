@@ -1,4 +1,5 @@
-# Shared helpers: config checks, provenance params and the registry of report inputs.
+# Shared helpers every rules file uses: config check, the family registry, provenance params,
+# per-rule resources, per-ID output names, and the log / benchmark / conda / script boilerplate.
 import sys
 from functools import lru_cache
 
@@ -6,25 +7,70 @@ from functools import lru_cache
 sys.path.insert(0, str(ROOT / "src"))
 
 from adbench.config import ConfigError, check_config
+from adbench.families import Family, numbered
+from adbench.jobs import output_name
 from adbench.provenance import code_hash, versions
 
-SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+# The one validation of the merged config (schema and cross-key checks), before any rule is read.
 try:
-    check_config(config, SCHEMA)
+    check_config(config, ROOT / "workflow/schemas/config.schema.yaml")
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
-ENV = "../../envs/adbench.yaml"
-# family -> files the report reads (tables, values, figures, meta.json); each rules file
-# appends its own, and render_report takes them all as input.
-REPORT_FILES = {}
+ENV = "../../envs/adbench.yaml"  # relative to the rules files in workflow/rules/
 
 
-def register(family, *paths):
-    """Add output paths of a family to the report's inputs."""
-    REPORT_FILES.setdefault(family, []).extend(str(p) for p in paths)
+# ---- the family registry: each family's rules file declares itself once -------------------------
+FAMILIES = {}  # key -> Family
+REPORT_FILES = {}  # key -> output paths the report reads (render_report and archive take them all)
 
 
+def family(key, title, ids, order):
+    """Declare a family: its key (report section report/sections/<key>.html.j2), title, catalog IDs
+    and position in the report. The report, its summary and the anchor tests take the list from here."""
+    if key in FAMILIES:
+        raise WorkflowError(f"family {key!r} is declared twice")
+    FAMILIES[key] = Family(key, title, tuple(ids), order)
+    return FAMILIES[key]
+
+
+def register(key, *outputs):
+    """Add outputs to family `key`'s report inputs: `rules.<name>.output` (every output of the
+    rule), one named output (`rules.<name>.output.sweep`), or lists of paths (expand(...))."""
+    if key not in FAMILIES:
+        raise WorkflowError(f"register({key!r}, ...): declare the family first with family({key!r}, ...)")
+    for out in outputs:
+        paths = [out] if isinstance(out, str) else list(out)
+        REPORT_FILES.setdefault(key, []).extend(str(p) for p in paths)
+
+
+def family_params():
+    """Every declared family as plain data, in report order (render_report's params)."""
+    return [f.as_dict() for f in sorted(FAMILIES.values(), key=lambda f: f.order)]
+
+
+def report_inputs(wildcards=None):
+    """Every registered family output, in report order, without duplicates."""
+    return list(dict.fromkeys(p for f in family_params() for p in REPORT_FILES.get(f["key"], [])))
+
+
+def report_values(wildcards=None):
+    """The registered values.csv files: what the comparison joins to the documented table."""
+    return [p for p in report_inputs() if Path(p).name == "values.csv"]
+
+
+# ---- outputs of jobs that measure several IDs ----------------------------------------------------
+def id_outputs(mid, *tables, meta=True, folder=None):
+    """{output_name(ID, table): results/<ID>/<table>.csv, ..., output_name(ID, 'meta'): .../meta.json}
+    for a rule that measures several IDs; run_job writes results[ID][table] (or results[name]) there."""
+    base = f"results/{folder or mid}"
+    out = {output_name(mid, t): f"{base}/{t}.csv" for t in tables}
+    if meta:
+        out[output_name(mid, "meta")] = f"{base}/meta.json"
+    return out
+
+
+# ---- provenance -----------------------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _code(modules):
     return code_hash(*modules)
@@ -43,11 +89,41 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_de
     }
 
 
-def report_inputs(wildcards=None):
-    """Every registered family output, in family order."""
-    return [p for paths in REPORT_FILES.values() for p in paths]
+# ---- resources ------------------------------------------------------------------------------------
+# Every rule declares mem_mb, runtime (minutes) and cpus_per_task through `sized(...)`; the numbers
+# a rule passes come from the benchmark files of a full default run on CPU (benchmarks/<rule>.tsv,
+# columns s and max_rss): mem_mb is about 1.5x the peak RSS rounded up to 500 MB (at least 1000),
+# runtime about 3x the wall time rounded up to whole minutes (at least 5), so a slower cluster node
+# or a larger corpus does not get a job killed. The defaults fit the many small jobs (<400 MB, <1 min).
+#
+# Timing jobs must run alone. Every job takes one `machine_share`; a timing job takes them all
+# (MACHINE_SHARES, the global amount registered in the Snakefile), so the scheduler starts it only
+# when nothing else runs and starts nothing beside it. timing.exclusive: false (the smoke overlay)
+# makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads. On a cluster an
+# exclusive timing job also gets a node of its own (slurm_extra="--exclusive"); a profile that sets
+# the global machine_share far above MACHINE_SHARES lets other jobs run on other nodes meanwhile.
+MACHINE_SHARES = 1000
+TIMING_THREADS = 1
 
 
-def report_values(wildcards=None):
-    """The registered values.csv files: what the comparison joins to the documented table."""
-    return [p for p in report_inputs() if Path(p).name == "values.csv"]
+def sized(mem_mb=1000, runtime=5, threads=1, timing=False):
+    """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share;
+    an exclusive timing job also asks a cluster for a node of its own (slurm_extra)."""
+    if timing and config["timing"]["exclusive"]:
+        return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=MACHINE_SHARES,
+                    slurm_extra="--exclusive")
+    return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
+
+
+# ---- boilerplate: every rule logs to logs/<job>.log, benchmarks to benchmarks/<job>.tsv, runs its
+# script scripts/<rule>.py in the one conda env ENV. Paths are spelled out in each rule by these.
+def LOG(job):
+    return f"logs/{job}.log"
+
+
+def BENCH(job):
+    return f"benchmarks/{job}.tsv"
+
+
+def SCRIPT(name):
+    return f"../../scripts/{name}.py"

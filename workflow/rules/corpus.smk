@@ -1,5 +1,5 @@
-# Shared text corpus (C1 training/evaluation and the GPT-2 family): full text, a
-# deterministic split (the last corpus.heldout_fraction held out), sha256 and source.
+# Shared text corpus, read by C1 and the GPT-2 family (no family of its own; charlm registers its
+# stats): full text, a deterministic split (the last corpus.heldout_fraction held out), sha256, source.
 
 # The user's corpus file is an input (editing it re-runs the rule); the default has none.
 CORPUS_SOURCE = [config["corpus"]["path"]] if config["corpus"]["path"] else []
@@ -15,17 +15,13 @@ rule corpus:
         stats="results/corpus/stats.csv",
         meta="results/corpus/meta.json",
     params:
+        measure="adbench.corpus:build_corpus",
         args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
         prov=prov("adbench.corpus", packages=()),
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/corpus.log",
-    benchmark:
-        "benchmarks/corpus.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/corpus.py"
+    resources: **sized()
+    log: LOG("corpus")
+    benchmark: BENCH("corpus")
+    conda: ENV
+    script: SCRIPT("measure")
 
-
-register("charlm", "results/corpus/stats.csv", "results/corpus/meta.json")

@@ -1,5 +1,8 @@
 # D family: scalar chains on the tape and in torch (D1), 256-wide tanh stacks on a
 # (depth, scale, residual) grid (D2), and their figures. The report's explorer reads D2/grid.
+
+family("depth", "Depth: vanishing and exploding chains", numbered("D", 2), order=50)
+
 DEPTH = config["depth"]
 
 
@@ -10,16 +13,14 @@ rule depth_d1:
         fp16_probe="results/D1/fp16_probe.csv",
         meta="results/D1/meta.json",
     params:
+        measure="adbench.depth.chains:measure_d1",
         args=DEPTH["d1"],
         prov=prov("adbench.depth.chains"),
-    log:
-        "logs/depth_d1.log",
-    benchmark:
-        "benchmarks/depth_d1.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/depth_d1.py"
+    resources: **sized()
+    log: LOG("depth_d1")
+    benchmark: BENCH("depth_d1")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule depth_d2:
@@ -29,42 +30,33 @@ rule depth_d2:
         summary="results/D2/summary.csv",
         meta="results/D2/meta.json",
     params:
+        measure="adbench.depth.stacks:measure_d2",
         args=DEPTH["d2"],
         prov=prov("adbench.depth.stacks"),
-    log:
-        "logs/depth_d2.log",
-    benchmark:
-        "benchmarks/depth_d2.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/depth_d2.py"
+    resources: **sized()
+    log: LOG("depth_d2")
+    benchmark: BENCH("depth_d2")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule depth_plot:
     input:
         chains="results/D1/chains.csv",
-        fp16_probe="results/D1/fp16_probe.csv",
+        probe="results/D1/fp16_probe.csv",
         grid="results/D2/grid.csv",
     output:
         chains=report("results/D1/chains.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D1"}),
         stacks=report("results/D2/stacks.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D2"}),
     params:
+        measure="adbench.plots.depth:plot_depth",
         args=dict(cases=DEPTH["d2"]["cases"]),
         prov=prov("adbench.plots.depth", packages=("matplotlib",)),
-    log:
-        "logs/depth_plot.log",
-    benchmark:
-        "benchmarks/depth_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/depth_plot.py"
+    resources: **sized()
+    log: LOG("depth_plot")
+    benchmark: BENCH("depth_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
-register(
-    "depth",
-    "results/D1/values.csv", "results/D2/values.csv", "results/D1/meta.json", "results/D2/meta.json",
-    "results/D1/chains.csv", "results/D1/fp16_probe.csv", "results/D2/grid.csv", "results/D2/summary.csv",
-    "results/D1/chains.svg", "results/D2/stacks.svg",
-)
+register("depth", rules.depth_d1.output, rules.depth_d2.output, rules.depth_plot.output)

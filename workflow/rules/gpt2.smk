@@ -1,18 +1,40 @@
 # G family (+ P9): GPT-2 probes. Three measurement jobs share forward/backward passes:
 # gpt2_prompt (G1-G4, one prompt), gpt2_sequence (G5, G7, G8, P9, one corpus sequence) and
 # gpt2_memory (G6, saved tensors and checkpoint timing); each still writes results/<ID>/.
-# The model comes from the HF cache or a directory when present, else a seeded random init.
+# gpt2_model resolves the model once (HF cache or gpt2.path when present, else a seeded random init
+# with a BPE trained on the corpus) into results/gpt2/model.json, which every GPT-2 job reads.
+from adbench.gpt2.resolve import weights_location
+
+family("gpt2", "GPT-2 probes", numbered("G", 8), order=70)
 
 GPT2 = config["gpt2"]
-GPT2_CORPUS = "results/corpus/corpus.txt"
-GPT2_MODEL = dict(source=GPT2["source"], revision=GPT2["revision"], path=GPT2["path"], seed=GPT2["seed"],
-                  random_config=GPT2["random_config"], tokenizer_vocab_size=GPT2["tokenizer_vocab_size"])
 GPT2_PACKAGES = ("torch", "numpy", "transformers", "tokenizers")
+
+
+rule gpt2_model:
+    input:
+        corpus=rules.corpus.output.corpus,
+        # the snapshot (or gpt2.path) directory when it is on this machine: new weights re-run the GPT-2 jobs
+        weights=lambda wc: [w for w in [weights_location(GPT2["source"], GPT2["revision"], GPT2["path"])] if w],
+    output:
+        model="results/gpt2/model.json",
+        tokenizer="results/gpt2/tokenizer/tokenizer.json",
+        meta="results/gpt2/meta.json",
+    params:
+        args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")},
+        prov=prov("adbench.gpt2.resolve", packages=GPT2_PACKAGES, seed=GPT2["seed"]),
+    priority: 10  # long chains to the report: start them first
+    resources: **sized(mem_mb=2000, runtime=10)  # new rule, no full-run benchmark yet: BPE training headroom
+    log: LOG("gpt2_model")
+    benchmark: BENCH("gpt2_model")
+    conda: ENV
+    script: SCRIPT("gpt2_model")
 
 
 rule gpt2_prompt:
     input:
-        corpus=GPT2_CORPUS,
+        model=rules.gpt2_model.output.model,
+        tokenizer=rules.gpt2_model.output.tokenizer,
     output:
         g1_values="results/G1/values.csv",
         g2_values="results/G2/values.csv",
@@ -23,32 +45,29 @@ rule gpt2_prompt:
         qkv="results/G3/qkv.csv",
         direction="results/G4/direction.csv",
         meta="results/G1/meta.json",
-        meta_G2="results/G2/meta.json",
-        meta_G3="results/G3/meta.json",
-        meta_G4="results/G4/meta.json",
+        **id_outputs("G2"),
+        **id_outputs("G3"),
+        **id_outputs("G4"),
     params:
-        args=dict(model=GPT2_MODEL, prompt=GPT2["prompt"], target=GPT2["target"], g3_layers=GPT2["g3_layers"],
-                  g4_layer=GPT2["g4_layer"], g4_distance=GPT2["g4_distance"], corpus=GPT2_CORPUS,
-                  device=config["device"]),
+        args=dict(prompt=GPT2["prompt"], target=GPT2["target"], g3_layers=GPT2["g3_layers"],
+                  g4_layer=GPT2["g4_layer"], g4_distance=GPT2["g4_distance"], device=config["device"]),
         prov=prov("adbench.gpt2.prompt", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]
-    resources:
-        mem_mb=GPT2["mem_mb"]["prompt"],
+    # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
+    resources: **sized(mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/gpt2_prompt.log",
-    benchmark:
-        "benchmarks/gpt2_prompt.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/gpt2_prompt.py"
+    log: LOG("gpt2_prompt")
+    benchmark: BENCH("gpt2_prompt")
+    conda: ENV
+    script: SCRIPT("gpt2_prompt")
 
 
 rule gpt2_sequence:
     input:
-        corpus=GPT2_CORPUS,
+        model=rules.gpt2_model.output.model,
+        tokenizer=rules.gpt2_model.output.tokenizer,
+        corpus=rules.corpus.output.corpus,
     output:
         g5_values="results/G5/values.csv",
         g7_values="results/G7/values.csv",
@@ -62,11 +81,11 @@ rule gpt2_sequence:
         p9_summary="results/P9/summary.csv",
         p9_autocast="results/P9/autocast.csv",
         meta="results/G5/meta.json",
-        meta_G7="results/G7/meta.json",
-        meta_G8="results/G8/meta.json",
-        meta_P9="results/P9/meta.json",
+        **id_outputs("G7"),
+        **id_outputs("G8"),
+        **id_outputs("P9"),
     params:
-        args=dict(model=GPT2_MODEL, corpus=GPT2_CORPUS, seq_len=GPT2["seq_len"], text_offset=GPT2["text_offset"],
+        args=dict(seq_len=GPT2["seq_len"], text_offset=GPT2["text_offset"],
                   worst_fraction=GPT2["worst_fraction"], extremes=GPT2["extremes"],
                   context_tokens=GPT2["context_tokens"], clip_max_norm=GPT2["clip_max_norm"],
                   starved_ratio=GPT2["starved_ratio"], runaway_ratio=GPT2["runaway_ratio"],
@@ -74,22 +93,19 @@ rule gpt2_sequence:
         prov=prov("adbench.gpt2.sequence", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]
-    resources:
-        mem_mb=GPT2["mem_mb"]["sequence"],
+    resources: **sized(mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/gpt2_sequence.log",
-    benchmark:
-        "benchmarks/gpt2_sequence.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/gpt2_sequence.py"
+    log: LOG("gpt2_sequence")
+    benchmark: BENCH("gpt2_sequence")
+    conda: ENV
+    script: SCRIPT("gpt2_sequence")
 
 
 rule gpt2_memory:
     input:
-        corpus=GPT2_CORPUS,
+        model=rules.gpt2_model.output.model,
+        tokenizer=rules.gpt2_model.output.tokenizer,
+        corpus=rules.corpus.output.corpus,
     output:
         values="results/G6/values.csv",
         saved="results/G6/saved.csv",
@@ -98,23 +114,18 @@ rule gpt2_memory:
         timing="results/G6/timing.csv",
         meta="results/G6/meta.json",
     params:
-        args=dict(model=GPT2_MODEL, corpus=GPT2_CORPUS, seq_len=GPT2["seq_len"], batch=GPT2["batch"],
+        args=dict(seq_len=GPT2["seq_len"], batch=GPT2["batch"],
                   timing_batch=GPT2["timing_batch"], timing_rounds=GPT2["timing_rounds"],
                   timing_warmup=GPT2["timing_warmup"], seed=config["timing"]["seed"], device=config["device"]),
         prov=prov("adbench.gpt2.memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]
-    resources:
-        mem_mb=GPT2["mem_mb"]["memory"],
+    resources: **sized(mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
-    log:
-        "logs/gpt2_memory.log",
-    benchmark:
-        "benchmarks/gpt2_memory.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/gpt2_memory.py"
+    log: LOG("gpt2_memory")
+    benchmark: BENCH("gpt2_memory")
+    conda: ENV
+    script: SCRIPT("gpt2_memory")
 
 
 rule gpt2_plots:
@@ -122,31 +133,26 @@ rule gpt2_plots:
         states="results/G2/states.csv",
         surprise="results/G5/surprise.csv",
         blocks="results/G8/blocks.csv",
-        meta="results/G1/meta.json",
+        model=rules.gpt2_model.output.model,
     output:
         states=report("results/G2/states.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G2"}),
         surprise=report("results/G5/surprise.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G5"}),
         blocks=report("results/G8/blocks.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G8"}),
     params:
         prov=prov("adbench.plots.gpt2", packages=("matplotlib",)),
-    log:
-        "logs/gpt2_plots.log",
-    benchmark:
-        "benchmarks/gpt2_plots.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/gpt2_plots.py"
+    resources: **sized()
+    log: LOG("gpt2_plots")
+    benchmark: BENCH("gpt2_plots")
+    conda: ENV
+    script: SCRIPT("gpt2_plots")
 
 
 register(
     "gpt2",
-    *[f"results/G{i}/values.csv" for i in range(1, 9)],
-    *[f"results/G{i}/meta.json" for i in range(1, 9)],
-    "results/P9/values.csv", "results/P9/summary.csv", "results/P9/autocast.csv", "results/P9/meta.json",
-    "results/G1/target.csv", "results/G2/states.csv", "results/G3/qkv.csv", "results/G4/direction.csv",
-    "results/G5/surprise.csv", "results/G5/extremes.csv", "results/G5/summary.csv",
-    "results/G6/saved.csv", "results/G6/by_node.csv", "results/G6/summary.csv", "results/G6/timing.csv",
-    "results/G7/clipping.csv", "results/G8/blocks.csv",
-    "results/G2/states.svg", "results/G5/surprise.svg", "results/G8/blocks.svg",
+    rules.gpt2_model.output.model,
+    rules.gpt2_model.output.meta,
+    rules.gpt2_prompt.output,
+    rules.gpt2_sequence.output,
+    rules.gpt2_memory.output,
+    rules.gpt2_plots.output,
 )

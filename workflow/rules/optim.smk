@@ -1,6 +1,8 @@
 # O family: XOR on the scalar tape (O1), an ill-conditioned quadratic (O2), optimizer memory (O3).
 # O1 trains all seeds of one optimizer per job (wildcard gd | adam), then a summary job counts.
 
+family("optim", "Optimization", numbered("O", 3), order=40)
+
 O1 = config["optim"]["o1"]
 O1_MODEL = {k: O1[k] for k in ("inputs", "targets", "hidden", "init_range", "seeds", "steps")}
 
@@ -11,18 +13,17 @@ rule optim_o1_train:
         finals="results/O1/{optimizer}/finals.csv",
         meta="results/O1/{optimizer}/meta.json",
     params:
-        args=dict(**O1_MODEL, gd=O1["gd"], adam=O1["adam"]),
+        measure="adbench.optim.xor:measure_o1_train",
+        # only this optimizer's settings: editing Adam's re-runs the adam job alone
+        args=lambda wc: dict(**O1_MODEL, optimizer=wc.optimizer, **{wc.optimizer: O1[wc.optimizer]}),
         prov=prov("adbench.optim.xor", packages=("numpy",)),
     wildcard_constraints:
         optimizer="gd|adam",
-    log:
-        "logs/optim_o1_train_{optimizer}.log",
-    benchmark:
-        "benchmarks/optim_o1_train_{optimizer}.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o1_train.py"
+    resources: **sized(runtime=7)
+    log: LOG("optim_o1_train_{optimizer}")
+    benchmark: BENCH("optim_o1_train_{optimizer}")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule optim_o1:
@@ -37,17 +38,15 @@ rule optim_o1:
         ulp="results/O1/ulp.csv",
         meta="results/O1/meta.json",
     params:
+        measure="adbench.optim.o1:measure_o1",
         args=dict(**O1_MODEL, gd=O1["gd"], stuck_threshold=O1["stuck_threshold"], gradcheck=O1["gradcheck"],
                   report_seed=O1["report_seed"], report_steps=O1["report_steps"], ulp_offsets=O1["ulp_offsets"]),
         prov=prov("adbench.optim.o1", packages=("numpy",)),
-    log:
-        "logs/optim_o1.log",
-    benchmark:
-        "benchmarks/optim_o1.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o1.py"
+    resources: **sized()
+    log: LOG("optim_o1")
+    benchmark: BENCH("optim_o1")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule optim_o1_plot:
@@ -58,15 +57,13 @@ rule optim_o1_plot:
     output:
         figure=report("results/O1/curves.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O1"}),
     params:
+        measure="adbench.plots.optim:plot_o1_curves",
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),
-    log:
-        "logs/optim_o1_plot.log",
-    benchmark:
-        "benchmarks/optim_o1_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o1_plot.py"
+    resources: **sized()
+    log: LOG("optim_o1_plot")
+    benchmark: BENCH("optim_o1_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule optim_o2:
@@ -79,16 +76,14 @@ rule optim_o2:
         trajectories="results/O2/trajectories.csv",
         meta="results/O2/meta.json",
     params:
+        measure="adbench.optim.o2:measure_o2",
         args=config["optim"]["o2"],
         prov=prov("adbench.optim.o2", packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
-    log:
-        "logs/optim_o2.log",
-    benchmark:
-        "benchmarks/optim_o2.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o2.py"
+    resources: **sized()
+    log: LOG("optim_o2")
+    benchmark: BENCH("optim_o2")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule optim_o2_plot:
@@ -101,15 +96,13 @@ rule optim_o2_plot:
         trajectories_figure=report("results/O2/trajectories.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
         grids_figure=report("results/O2/grids.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
     params:
+        measure="adbench.plots.optim:plot_o2",
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),
-    log:
-        "logs/optim_o2_plot.log",
-    benchmark:
-        "benchmarks/optim_o2_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o2_plot.py"
+    resources: **sized()
+    log: LOG("optim_o2_plot")
+    benchmark: BENCH("optim_o2_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule optim_o3:
@@ -119,25 +112,22 @@ rule optim_o3:
         counts="results/O3/counts.csv",
         meta="results/O3/meta.json",
     params:
+        measure="adbench.optim.memory:measure_o3",
         args=config["optim"]["o3"],
         prov=prov("adbench.optim.memory", packages=("torch", "transformers")),
-    log:
-        "logs/optim_o3.log",
-    benchmark:
-        "benchmarks/optim_o3.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/optim_o3.py"
+    resources: **sized()
+    log: LOG("optim_o3")
+    benchmark: BENCH("optim_o3")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 register(
     "optim",
-    *[f"results/O{i}/values.csv" for i in (1, 2, 3)],
-    *[f"results/O{i}/meta.json" for i in (1, 2, 3)],
-    "results/O1/seeds.csv", "results/O1/gradcheck.csv", "results/O1/ulp.csv", "results/O1/gd/finals.csv",
-    "results/O1/adam/finals.csv", "results/O1/curves.svg",
-    "results/O2/spectrum.csv", "results/O2/ceiling.csv", "results/O2/grid.csv", "results/O2/best.csv",
-    "results/O2/trajectories.svg", "results/O2/grids.svg",
-    "results/O3/arrangements.csv", "results/O3/counts.csv",
+    rules.optim_o1.output,
+    expand(rules.optim_o1_train.output.finals, optimizer=("gd", "adam")),
+    rules.optim_o1_plot.output,
+    rules.optim_o2.output,
+    rules.optim_o2_plot.output,
+    rules.optim_o3.output,
 )

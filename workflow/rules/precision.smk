@@ -1,5 +1,8 @@
 # P family: fp16/bf16 landmarks, casts and spacing (one job), loss scaling and swamping (one job),
 # and their figures. P9 (GPT-2 gradients in 16 bits) lives in gpt2.smk; its section is ours.
+
+family("precision", "Precision: fp16, bf16 and loss scaling", numbered("P", 9), order=60)
+
 PREC = config["precision"]
 
 
@@ -19,18 +22,16 @@ rule precision_formats:
         p8_gaps="results/P8/gaps.csv",
         meta="results/P1/meta.json",
     params:
+        measure="adbench.precision.formats:measure_formats",
         args=dict(grads=PREC["fp16_grads"], rel_error_x=PREC["rel_error_x"],
                   rel_error_sweep=PREC["rel_error_sweep"], spacing_weights=PREC["spacing_weights"],
                   update=PREC["update"], bf16_values=PREC["bf16_values"]),
         prov=prov("adbench.precision.formats"),
-    log:
-        "logs/precision_formats.log",
-    benchmark:
-        "benchmarks/precision_formats.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/precision_formats.py"
+    resources: **sized()
+    log: LOG("precision_formats")
+    benchmark: BENCH("precision_formats")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule precision_scaling:
@@ -44,19 +45,17 @@ rule precision_scaling:
         p6_trajectory="results/P6/trajectory.csv",
         meta="results/P4/meta.json",
     params:
+        measure="adbench.precision.scaling:measure_scaling",
         args=dict(static_grads=PREC["static_grads"], static_scale=PREC["static_scale"],
                   dynamic_grads=PREC["dynamic_grads"], dynamic_start=PREC["dynamic_start"],
                   weight=PREC["weight"], update=PREC["update"], steps=PREC["steps"],
                   record_every=PREC["record_every"]),
         prov=prov("adbench.precision.scaling"),
-    log:
-        "logs/precision_scaling.log",
-    benchmark:
-        "benchmarks/precision_scaling.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/precision_scaling.py"
+    resources: **sized()
+    log: LOG("precision_scaling")
+    benchmark: BENCH("precision_scaling")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule precision_plot:
@@ -68,23 +67,13 @@ rule precision_plot:
         error_sweep=report("results/P3/error_sweep.svg", caption="../report/figure.rst", category="Precision", labels={"ID": "P3"}),
         swamping=report("results/P6/swamping.svg", caption="../report/figure.rst", category="Precision", labels={"ID": "P6"}),
     params:
+        measure="adbench.plots.precision:plot_precision",
         prov=prov("adbench.plots.precision", packages=("matplotlib",)),
-    log:
-        "logs/precision_plot.log",
-    benchmark:
-        "benchmarks/precision_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/precision_plot.py"
+    resources: **sized()
+    log: LOG("precision_plot")
+    benchmark: BENCH("precision_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
-register(
-    "precision",
-    *[f"results/P{i}/values.csv" for i in range(1, 9)],
-    "results/P1/meta.json", "results/P4/meta.json",
-    "results/P1/landmarks.csv", "results/P2/casts.csv", "results/P3/errors.csv",
-    "results/P4/static.csv", "results/P5/attempts.csv", "results/P5/settled.csv",
-    "results/P7/spacing.csv", "results/P8/casts.csv", "results/P8/gaps.csv",
-    "results/P3/error_sweep.svg", "results/P6/swamping.svg",
-)
+register("precision", rules.precision_formats.output, rules.precision_scaling.output, rules.precision_plot.output)

@@ -12,6 +12,7 @@ for _label in config["compare_to"]:
                             f"does not exist (archives here: {', '.join(_ARCHIVES) or 'none'}); "
                             "create one with `snakemake archive`")
 
+
 rule report_compare:
     input:
         documented=str(ROOT / "src/adbench/data/documented.csv"),
@@ -21,14 +22,11 @@ rule report_compare:
     params:
         args=dict(reduced=config["reduced_sizes"]),
         prov=prov("adbench.report.comparison", packages=()),
-    log:
-        "logs/report_compare.log",
-    benchmark:
-        "benchmarks/report_compare.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/report_compare.py"
+    resources: **sized()
+    log: LOG("report_compare")
+    benchmark: BENCH("report_compare")
+    conda: ENV
+    script: SCRIPT("report_compare")
 
 
 rule render_report:
@@ -42,17 +40,16 @@ rule render_report:
         html=report("report/report.html", caption="../report/report_html.rst", category="Report"),
     params:
         reduced=config["reduced_sizes"],
+        # the declared families (rules files' family(...)), in report order: sections, summary, links
+        families=family_params(),
         # current rule names: the provenance appendix skips benchmark files of removed rules
         rules=sorted(r.name for r in workflow.rules),
         prov=prov("adbench.report.render", packages=("jinja2",)),
-    log:
-        "logs/render_report.log",
-    benchmark:
-        "benchmarks/render_report.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/render_report.py"
+    resources: **sized()
+    log: LOG("render_report")
+    benchmark: BENCH("render_report")
+    conda: ENV
+    script: SCRIPT("render_report")
 
 
 rule report_changes:
@@ -66,14 +63,11 @@ rule report_changes:
                   archives=[f"archive/{label}" for label in config["compare_to"]]),
         prov=prov("adbench.report.changes", packages=()),
         env=dict(versions=versions(), device=config["device"]),
-    log:
-        "logs/report_changes.log",
-    benchmark:
-        "benchmarks/report_changes.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/report_changes.py"
+    resources: **sized()
+    log: LOG("report_changes")
+    benchmark: BENCH("report_changes")
+    conda: ENV
+    script: SCRIPT("report_changes")
 
 
 rule archive:
@@ -87,11 +81,8 @@ rule archive:
                   results_dir="results"),
         prov=prov("adbench.report.changes", packages=()),
         info=dict(label=ARCHIVE_LABEL, versions=versions(), device=config["device"]),
-    log:
-        "logs/archive.log",
-    benchmark:
-        "benchmarks/archive.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/archive.py"
+    resources: **sized()
+    log: LOG("archive")
+    benchmark: BENCH("archive")
+    conda: ENV
+    script: SCRIPT("archive")

@@ -1,22 +1,22 @@
 # S family: scalar tape, numerical derivatives, forward vs reverse mode, tape speed.
 # One rule per measurement ID; S9 is a calibrate -> run{process} -> summary chain.
 
+family("scalar", "Scalar tape and numerical derivatives", numbered("S", 10), order=10)
+
 rule scalar_s1:
     output:
         values="results/S1/values.csv",
         gradients="results/S1/gradients.csv",
         meta="results/S1/meta.json",
     params:
+        measure="adbench.scalar.probes:measure_s1",
         args=dict(a=config['scalar']['a'], b=config['scalar']['b'], reference_h=config['scalar']['reference_h']),
         prov=prov("adbench.scalar.probes"),
-    log:
-        "logs/scalar_s1.log",
-    benchmark:
-        "benchmarks/scalar_s1.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s1.py"
+    resources: **sized()
+    log: LOG("scalar_s1")
+    benchmark: BENCH("scalar_s1")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s2:
@@ -25,16 +25,14 @@ rule scalar_s2:
         nudges="results/S2/nudges.csv",
         meta="results/S2/meta.json",
     params:
+        measure="adbench.scalar.probes:measure_s2",
         args=dict(nudge_x=config['scalar']['nudge_x'], nudges=config['scalar']['nudges']),
         prov=prov("adbench.scalar.probes"),
-    log:
-        "logs/scalar_s2.log",
-    benchmark:
-        "benchmarks/scalar_s2.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s2.py"
+    resources: **sized()
+    log: LOG("scalar_s2")
+    benchmark: BENCH("scalar_s2")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s3:
@@ -43,16 +41,14 @@ rule scalar_s3:
         routes="results/S3/routes.csv",
         meta="results/S3/meta.json",
     params:
+        measure="adbench.scalar.probes:measure_s3",
         args=dict(a=config['scalar']['a'], b=config['scalar']['b']),
         prov=prov("adbench.scalar.probes"),
-    log:
-        "logs/scalar_s3.log",
-    benchmark:
-        "benchmarks/scalar_s3.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s3.py"
+    resources: **sized()
+    log: LOG("scalar_s3")
+    benchmark: BENCH("scalar_s3")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s4:
@@ -61,16 +57,14 @@ rule scalar_s4:
         variants="results/S4/variants.csv",
         meta="results/S4/meta.json",
     params:
+        measure="adbench.scalar.probes:measure_s4",
         args=dict(a=config['scalar']['a'], b=config['scalar']['b']),
         prov=prov("adbench.scalar.probes"),
-    log:
-        "logs/scalar_s4.log",
-    benchmark:
-        "benchmarks/scalar_s4.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s4.py"
+    resources: **sized()
+    log: LOG("scalar_s4")
+    benchmark: BENCH("scalar_s4")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s5:
@@ -80,16 +74,14 @@ rule scalar_s5:
         slopes="results/S5/slopes.csv",
         meta="results/S5/meta.json",
     params:
+        measure="adbench.scalar.numeric:measure_s5",
         args=dict(a=config['scalar']['a'], b=config['scalar']['b'], sweep_h=config['scalar']['sweep_h'], slope_fit_h=config['scalar']['slope_fit_h']),
         prov=prov("adbench.scalar.numeric"),
-    log:
-        "logs/scalar_s5.log",
-    benchmark:
-        "benchmarks/scalar_s5.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s5.py"
+    resources: **sized()
+    log: LOG("scalar_s5")
+    benchmark: BENCH("scalar_s5")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s6:
@@ -99,16 +91,14 @@ rule scalar_s6:
         controls="results/S6/controls.csv",
         meta="results/S6/meta.json",
     params:
+        measure="adbench.scalar.numeric:measure_s6",
         args=dict(a=config['scalar']['a'], b=config['scalar']['b'], complex_h=config['scalar']['complex_h'], complex_controls_at=config['scalar']['complex_controls_at']),
         prov=prov("adbench.scalar.numeric"),
-    log:
-        "logs/scalar_s6.log",
-    benchmark:
-        "benchmarks/scalar_s6.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s6.py"
+    resources: **sized()
+    log: LOG("scalar_s6")
+    benchmark: BENCH("scalar_s6")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s7:
@@ -117,16 +107,14 @@ rule scalar_s7:
         directions="results/S7/directions.csv",
         meta="results/S7/meta.json",
     params:
+        measure="adbench.scalar.numeric:measure_s7",
         args=config['scalar']['directional'],
         prov=prov("adbench.scalar.numeric"),
-    log:
-        "logs/scalar_s7.log",
-    benchmark:
-        "benchmarks/scalar_s7.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s7.py"
+    resources: **sized()
+    log: LOG("scalar_s7")
+    benchmark: BENCH("scalar_s7")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s8:
@@ -135,16 +123,14 @@ rule scalar_s8:
         modes="results/S8/modes.csv",
         meta="results/S8/meta.json",
     params:
+        measure="adbench.scalar.numeric:measure_s8",
         args=dict(modes_x=config['scalar']['modes_x']),
         prov=prov("adbench.scalar.numeric"),
-    log:
-        "logs/scalar_s8.log",
-    benchmark:
-        "benchmarks/scalar_s8.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s8.py"
+    resources: **sized()
+    log: LOG("scalar_s8")
+    benchmark: BENCH("scalar_s8")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s10:
@@ -155,16 +141,14 @@ rule scalar_s10:
         backward_steps="results/S10/backward_steps.csv",
         meta="results/S10/meta.json",
     params:
+        measure="adbench.scalar.probes:measure_s10",
         args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp']),
         prov=prov("adbench.scalar.probes"),
-    log:
-        "logs/scalar_s10.log",
-    benchmark:
-        "benchmarks/scalar_s10.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s10.py"
+    resources: **sized()
+    log: LOG("scalar_s10")
+    benchmark: BENCH("scalar_s10")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s9_calibrate:
@@ -172,20 +156,15 @@ rule scalar_s9_calibrate:
         calibration="results/S9/calibration.csv",
         meta="results/S9/calibration.meta.json",
     params:
+        measure="adbench.scalar.speed:measure_calibration",
         args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
                   seed=config["timing"]["seed"]),
-        prov=prov("adbench.scalar.speed", threads=1),
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
-    # timing.exclusive: false (smoke tests) lets them share.
-    threads: workflow.cores if config["timing"]["exclusive"] else 1
-    log:
-        "logs/scalar_s9_calibrate.log",
-    benchmark:
-        "benchmarks/scalar_s9_calibrate.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s9_calibrate.py"
+        prov=prov("adbench.scalar.speed", threads=TIMING_THREADS),
+    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
+    log: LOG("scalar_s9_calibrate")
+    benchmark: BENCH("scalar_s9_calibrate")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s9_run:
@@ -195,22 +174,17 @@ rule scalar_s9_run:
         samples="results/S9/runs/{process}/samples.csv",
         meta="results/S9/runs/{process}/meta.json",
     params:
-        args=dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
-                  warmup=config["timing"]["warmup"], seed=config["timing"]["seed"]),
-        prov=prov("adbench.scalar.speed", threads=1),
+        measure="adbench.scalar.speed:measure_run",
+        args=lambda wc: dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
+                             warmup=config["timing"]["warmup"], seed=config["timing"]["seed"], process=int(wc.process)),
+        prov=prov("adbench.scalar.speed", threads=TIMING_THREADS),
     wildcard_constraints:
         process=r"\d+",
-    # Timing jobs take every core so nothing else runs beside them (torch itself uses one);
-    # timing.exclusive: false (smoke tests) lets them share.
-    threads: workflow.cores if config["timing"]["exclusive"] else 1
-    log:
-        "logs/scalar_s9_run_{process}.log",
-    benchmark:
-        "benchmarks/scalar_s9_run_{process}.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s9_run.py"
+    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
+    log: LOG("scalar_s9_run_{process}")
+    benchmark: BENCH("scalar_s9_run_{process}")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s9_summary:
@@ -223,16 +197,14 @@ rule scalar_s9_summary:
         samples="results/S9/samples.csv",
         meta="results/S9/meta.json",
     params:
+        measure="adbench.scalar.speed:measure_summary",
         args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
         prov=prov("adbench.scalar.speed"),
-    log:
-        "logs/scalar_s9_summary.log",
-    benchmark:
-        "benchmarks/scalar_s9_summary.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s9_summary.py"
+    resources: **sized()
+    log: LOG("scalar_s9_summary")
+    benchmark: BENCH("scalar_s9_summary")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s5_plot:
@@ -242,15 +214,13 @@ rule scalar_s5_plot:
     output:
         figure=report("results/S5/valley.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S5"}),
     params:
+        measure="adbench.plots.scalar:plot_valley",
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
-    log:
-        "logs/scalar_s5_plot.log",
-    benchmark:
-        "benchmarks/scalar_s5_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s5_plot.py"
+    resources: **sized()
+    log: LOG("scalar_s5_plot")
+    benchmark: BENCH("scalar_s5_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 rule scalar_s9_plot:
@@ -259,25 +229,20 @@ rule scalar_s9_plot:
     output:
         figure=report("results/S9/samples.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S9"}),
     params:
+        measure="adbench.plots.scalar:plot_timing",
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
-    log:
-        "logs/scalar_s9_plot.log",
-    benchmark:
-        "benchmarks/scalar_s9_plot.tsv"
-    conda:
-        ENV
-    script:
-        "../../scripts/scalar_s9_plot.py"
+    resources: **sized()
+    log: LOG("scalar_s9_plot")
+    benchmark: BENCH("scalar_s9_plot")
+    conda: ENV
+    script: SCRIPT("measure")
 
 
 register(
     "scalar",
-    *[f"results/S{i}/values.csv" for i in range(1, 11)],
-    *[f"results/S{i}/meta.json" for i in range(1, 11)],
-    "results/S1/gradients.csv", "results/S2/nudges.csv", "results/S3/routes.csv",
-    "results/S4/variants.csv", "results/S5/sweep.csv", "results/S5/slopes.csv",
-    "results/S6/sweep.csv", "results/S6/controls.csv", "results/S7/directions.csv",
-    "results/S8/modes.csv", "results/S9/per_process.csv", "results/S9/calibration.csv",
-    "results/S10/mlp_grads.csv", "results/S10/mlp_nodes_by_op.csv", "results/S10/backward_steps.csv",
-    "results/S5/valley.svg", "results/S9/samples.svg",
+    *(getattr(rules, f"scalar_s{i}").output for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)),
+    rules.scalar_s9_calibrate.output.calibration,
+    rules.scalar_s9_summary.output,
+    rules.scalar_s5_plot.output,
+    rules.scalar_s9_plot.output,
 )

@@ -1,29 +1,19 @@
-"""Pieces the GPT-2 probes share: loading from job arguments, losses, norms, documented-index mapping."""
+"""Pieces the GPT-2 probes share: loading the resolved model, losses, norms, documented-index mapping."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from .load import Loaded, load_gpt2
+from .load import Loaded, load_resolved
 
 # Layer and state indices the documents printed are for GPT-2 small (12 blocks).
 DOC_LAYERS = 12
 
 
-def load_from_args(model: dict, device: str, corpus_text: str | None) -> Loaded:
-    """load_gpt2 from the rule's `model` argument dict (source, revision, path, seed, ...)."""
-    return load_gpt2(source=model["source"], revision=model["revision"], path=model.get("path") or None,
-                     device=device, seed=model["seed"], random_config=model.get("random_config") or {},
-                     corpus_text=corpus_text, tokenizer_vocab_size=model["tokenizer_vocab_size"])
-
-
-def read_text(path: str | None) -> str | None:
-    """Whole corpus file as text (None when no path)."""
-    if not path:
-        return None
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+def load_model(model: dict, device: str) -> Loaded:
+    """The model and tokenizer of gpt2_model's record (results/gpt2/model.json), on `device`."""
+    return load_resolved(model, device)
 
 
 def token_nll(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:

@@ -1,15 +1,14 @@
-"""Load GPT-2 offline: pinned revision from the HF cache or a directory, else a seeded random init."""
+"""Load GPT-2 offline from a resolved record (see resolve.py): pinned revision from the HF cache or a
+directory, else a seeded random init with the fallback tokenizer gpt2_model trained."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
+# torch and transformers are imported where needed: the rules file imports this module at parse time.
 
 # Never reach the network, whatever the caller's environment says.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,13 +25,14 @@ class ModelNotFound(FileNotFoundError):
 
 @dataclass
 class Loaded:
-    model: torch.nn.Module
+    model: object  # a torch GPT2LMHeadModel
     tokenizer: object  # a transformers tokenizer: encode(text) -> ids, decode(ids) -> text
     info: dict = field(default_factory=dict)  # model_source, route, revision, tokenizer, ...
 
 
 def gpt2_small_parameters() -> int:
     """Unique parameter elements of GPT-2 small (default GPT2Config), counted on the meta device."""
+    import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
     with torch.device("meta"):
@@ -40,7 +40,7 @@ def gpt2_small_parameters() -> int:
     return unique_parameters(model)
 
 
-def unique_parameters(model: torch.nn.Module) -> int:
+def unique_parameters(model) -> int:
     """Parameter elements counted once per tensor (the tied token table counts once)."""
     return sum(p.numel() for p in model.parameters())  # parameters() already dedups ties
 
@@ -53,7 +53,8 @@ def hub_cache_dir() -> Path:
     return Path(home) / "hub"
 
 
-def _snapshot(revision: str) -> Path:
+def snapshot_dir(revision: str) -> Path:
+    """Where the HF cache keeps the pinned revision's files."""
     return hub_cache_dir() / f"models--{REPO}" / "snapshots" / revision
 
 
@@ -78,20 +79,23 @@ def train_fallback_tokenizer(text: str, vocab_size: int):
     return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>")
 
 
-def _finish(model: torch.nn.Module, device: str) -> torch.nn.Module:
+def _finish(model, device: str):
     """fp32, eval mode (dropout off), no inference cache, on `device`."""
+    import torch
+
     if device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device: cuda was configured but torch sees no CUDA device")
     model.config.use_cache = False
     return model.to(device=device, dtype=torch.float32).eval()
 
 
-def _from_pretrained(where: str, revision: str | None, cache_dir: Path | None, device: str):
+def _from_pretrained(where: str, revision: str | None, cache_dir: Path | None, device: str, tokenizer=None):
+    import torch
     from transformers import AutoTokenizer, GPT2LMHeadModel
 
     kw = dict(local_files_only=True, revision=revision, cache_dir=str(cache_dir) if cache_dir else None)
     model = GPT2LMHeadModel.from_pretrained(where, attn_implementation="eager", dtype=torch.float32, **kw)
-    tokenizer = AutoTokenizer.from_pretrained(where, **kw)
+    tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(where, **kw)
     return _finish(model, device), tokenizer
 
 
@@ -102,64 +106,60 @@ def _is_gpt2_small(config) -> bool:
     return all(getattr(config, k) == getattr(ref, k) for k in ("n_layer", "n_embd", "n_head", "vocab_size", "n_positions"))
 
 
-def load_gpt2(source: str, revision: str, path: str | None = None, device: str = "cpu", seed: int = 0,
-              random_config: dict | None = None, corpus_text: str | None = None,
-              tokenizer_vocab_size: int = 50257) -> Loaded:
-    """The model and tokenizer the configuration asks for, never downloading anything."""
-    if source not in SOURCES:
-        raise ValueError(f"gpt2.source must be one of {SOURCES}, got {source!r}")
-    snap = _snapshot(revision)
-    if source == "auto":
-        if path and (Path(path) / "config.json").exists():
-            source = "path"
-        elif (snap / "config.json").exists():
-            source = "cache"
-        else:
-            log.info("no GPT-2 at %s%s: using the random fallback", snap, f" or {path}" if path else "")
-            source = "random"
-    if source == "path":
-        if not path or not (Path(path) / "config.json").exists():
-            raise ModelNotFound(f"gpt2.source: path, but no config.json in gpt2.path={path!r}. " + _how_to(revision))
-        model, tok = _from_pretrained(str(path), None, None, device)
-        label = "pretrained" if _is_gpt2_small(model.config) else "local"
-        return Loaded(model, tok, _info(model, tok, label, "path", revision=None, where=str(path),
-                                        tokenizer=f"from {path}"))
-    if source == "cache":
-        if not (snap / "config.json").exists():
-            raise ModelNotFound(f"gpt2.source: cache, but {snap} holds no config.json (looked in the HF hub "
-                                f"cache {hub_cache_dir()}). " + _how_to(revision))
-        model, tok = _from_pretrained(REPO, revision, hub_cache_dir(), device)
-        return Loaded(model, tok, _info(model, tok, "pretrained", "cache", revision=revision, where=str(snap),
-                                        tokenizer=f"{REPO}@{revision}"))
-    return _random(revision, device, seed, random_config or {}, corpus_text, tokenizer_vocab_size, snap)
+def _random_config(tok, random_config: dict):
+    """GPT2Config of the fallback (GPT-2 small unless overridden), its end-of-text id from `tok`."""
+    from transformers import GPT2Config
 
-
-def _random(revision, device, seed, random_config, corpus_text, vocab_size, snap) -> Loaded:
-    """Seeded random-init GPT-2 (default config unless overridden) and a BPE trained on the corpus."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    if not corpus_text:
-        raise ValueError("the random fallback needs corpus text to train its tokenizer")
-    tok = train_fallback_tokenizer(corpus_text, vocab_size)
     eos = tok.eos_token_id
     config = GPT2Config(attn_implementation="eager", use_cache=False, bos_token_id=eos, eos_token_id=eos,
                         **random_config)
     if len(tok) > config.vocab_size:
         raise ValueError(f"fallback tokenizer has {len(tok)} tokens but the model only {config.vocab_size}")
-    torch.manual_seed(seed)
+    return config
+
+
+def fallback_tokenizer_from_file(path: str):
+    """The trained fallback tokenizer back from the tokenizer.json gpt2_model wrote."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(tokenizer_file=str(path), eos_token="<|endoftext|>")
+
+
+def load_resolved(record: dict, device: str = "cpu", tokenizer=None) -> Loaded:
+    """The model (and tokenizer) a model.json record names, on `device`; `tokenizer` skips reading it."""
+    route = record["route"]
+    if route == "path":
+        model, tok = _from_pretrained(record["location"], None, None, device, tokenizer)
+        return Loaded(model, tok, _info(model, tok, record))
+    if route == "cache":
+        model, tok = _from_pretrained(REPO, record["revision"], hub_cache_dir(), device, tokenizer)
+        return Loaded(model, tok, _info(model, tok, record))
+    from transformers import GPT2LMHeadModel
+    import torch
+
+    tok = tokenizer if tokenizer is not None else fallback_tokenizer_from_file(record["tokenizer_location"])
+    config = _random_config(tok, record["random_config"] or {})
+    torch.manual_seed(record["seed"])
     model = _finish(GPT2LMHeadModel(config), device)
-    vocab = json.dumps(tok.get_vocab(), sort_keys=True).encode()
-    desc = (f"byte-level BPE trained on the corpus with the tokenizers library (requested vocabulary "
-            f"{vocab_size}, reached {len(tok)}; sha256 {hashlib.sha256(vocab).hexdigest()[:16]})")
-    label = "random" if _is_gpt2_small(config) else "random-reduced"  # reduced: smoke-size architecture
-    return Loaded(model, tok, _info(model, tok, label, "random", revision=None, where=f"not found: {snap}",
-                                    tokenizer=desc, seed=seed))
+    return Loaded(model, tok, _info(model, tok, record))
 
 
-def _info(model, tok, label, route, revision, where, tokenizer, seed=None) -> dict:
+def load_gpt2(source: str, revision: str, path: str | None = None, device: str = "cpu", seed: int = 0,
+              random_config: dict | None = None, corpus_text: str | None = None,
+              tokenizer_vocab_size: int = 50257) -> Loaded:
+    """resolve_model then load_resolved in one process (tests, notebooks)."""
+    from .resolve import resolve_model
+
+    record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size)
+    return load_resolved(record, device, tokenizer=tok)
+
+
+def _info(model, tok, record: dict) -> dict:
     cfg = model.config
-    return {"model_source": label, "model_route": route, "model_revision": revision, "model_location": where,
-            "model_seed": seed, "tokenizer": tokenizer, "tokenizer_vocab": len(tok),
+    return {"model_source": record["model_source"], "model_route": record["route"],
+            "model_revision": record["revision"], "model_location": record["location"],
+            "model_seed": record["seed"], "tokenizer": record["tokenizer"], "tokenizer_vocab": len(tok),
             "model_vocab": cfg.vocab_size, "n_layer": cfg.n_layer, "n_embd": cfg.n_embd, "n_head": cfg.n_head,
             "attn_implementation": cfg._attn_implementation, "dtype": "float32", "mode": "eval",
             "use_cache": False, "unique_parameters": unique_parameters(model)}
+

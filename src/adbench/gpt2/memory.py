@@ -12,7 +12,7 @@ from transformers import GPT2Config
 
 from ..tables import values_table
 from ..timing import run_rounds
-from .common import load_from_args, read_text
+from .common import load_model
 from .load import gpt2_small_parameters
 from .saved import account, step
 
@@ -20,15 +20,14 @@ log = logging.getLogger(__name__)
 FP32 = 4  # bytes per float32 element
 
 
-def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_batch: int, timing_rounds: int,
+def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batch: int, timing_rounds: int,
                    timing_warmup: int, seed: int, device: str = "cpu") -> dict:
     """Saved bytes (per hook call / unique storages), log-probability share, peak RSS, checkpoint time ratio."""
-    text = read_text(corpus)
-    loaded = load_from_args(model, device, text)
+    loaded = load_model(model, device)  # model: gpt2_model's record (model.json); text: the corpus
     net, info = loaded.model, loaded.info
     ids = loaded.tokenizer.encode(text)[: batch * seq_len]
     if len(ids) < batch * seq_len:
-        raise ValueError(f"corpus {corpus} gives {len(ids)} tokens; G6 needs batch x seq_len = {batch * seq_len}")
+        raise ValueError(f"the corpus gives {len(ids)} tokens; G6 needs batch x seq_len = {batch * seq_len}")
     dev = next(net.parameters()).device
     x = torch.tensor(ids, device=dev).view(batch, seq_len)  # (B, T): consecutive chunks of the corpus
     rows, by_node = [], None

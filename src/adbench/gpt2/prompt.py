@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from ..tables import values_table
-from .common import DOC_LAYERS, load_from_args, mapped_index, mapping_note, norm, read_text
+from .common import DOC_LAYERS, load_model, mapped_index, mapping_note, norm
 from .load import gpt2_small_parameters
 
 log = logging.getLogger(__name__)
@@ -25,9 +25,9 @@ def target_loss(model, prompt_ids: list[int], target_ids: list[int], hidden: boo
 
 
 def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], g4_layer: int,
-                   g4_distance: float, corpus: str | None = None, device: str = "cpu") -> dict:
+                   g4_distance: float, device: str = "cpu") -> dict:
     """G1 probability and NLL, G2 residual-state gradient norms, G3 q/k/v split, G4 direction check."""
-    loaded = load_from_args(model, device, read_text(corpus))
+    loaded = load_model(model, device)  # model: gpt2_model's record (model.json)
     net, tok, info = loaded.model, loaded.tokenizer, loaded.info
     src = info["model_source"]
     p_ids, t_ids = tok.encode(prompt), tok.encode(target)

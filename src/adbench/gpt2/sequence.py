@@ -11,22 +11,21 @@ import torch
 from transformers import GPT2Config
 
 from ..tables import values_table
-from .common import load_from_args, norm, read_text, token_nll
+from .common import load_model, norm, token_nll
 from .fp16 import autocast_table, precision_table, p9_values
 
 log = logging.getLogger(__name__)
 
 
-def measure_sequence(model: dict, corpus: str, seq_len: int, text_offset: int, worst_fraction: float,
+def measure_sequence(model: dict, text: str, seq_len: int, text_offset: int, worst_fraction: float,
                      extremes: int, context_tokens: int, clip_max_norm: float, starved_ratio: float,
                      runaway_ratio: float, loss_scale: float, device: str = "cpu") -> dict:
     """Per-token surprise (G5), clipping (G7), per-block gradient norms (G8), 16-bit gradients (P9)."""
-    text = read_text(corpus)
-    loaded = load_from_args(model, device, text)
+    loaded = load_model(model, device)  # model: gpt2_model's record (model.json); text: the corpus
     net, tok, info = loaded.model, loaded.tokenizer, loaded.info
     ids = tok.encode(text[text_offset:])[:seq_len]
     if len(ids) < seq_len:
-        raise ValueError(f"corpus {corpus} gives only {len(ids)} tokens after offset {text_offset}; need {seq_len}")
+        raise ValueError(f"the corpus gives only {len(ids)} tokens after offset {text_offset}; need {seq_len}")
     x = torch.tensor([ids], device=next(net.parameters()).device)  # (1, T)
     embed = {}
 

@@ -104,11 +104,11 @@ def train(params: Params, inputs, targets, *, optimizer: str, lr: float, steps: 
 
 
 def measure_o1_train(inputs: list, targets: list, hidden: int, init_range: float, seeds: int,
-                     steps: int, optimizer: str, gd: dict, adam: dict) -> dict:
-    """Train seeds 0..seeds-1 with one optimizer; per-step curves and one final row per seed."""
+                     steps: int, optimizer: str, gd: dict | None = None, adam: dict | None = None) -> dict:
+    """Train seeds 0..seeds-1 with one optimizer (only its settings are needed); curves and finals."""
     if optimizer not in ("gd", "adam"):
         raise ValueError(f"optimizer must be 'gd' or 'adam', got {optimizer!r}")
-    settings = dict(lr=gd["lr"]) if optimizer == "gd" else dict(adam)
+    settings = dict(lr=gd["lr"]) if optimizer == "gd" else dict(adam or {})
     curves, finals = [], []
     for seed in range(seeds):
         params = init_params(seed, len(inputs[0]), hidden, init_range)

@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
-from ..families import FAMILIES
+from ..families import Family
 from ..io import read_csv
 
 STATUSES = ("match", "differs", "MISMATCH", "MISSING")
@@ -64,10 +64,10 @@ def records_json(df: pd.DataFrame) -> Markup:
     return Markup(text.replace("</", "<\\/"))
 
 
-def csv_links(paths: list[str], results_dir: str = "results") -> dict[str, list[str]]:
+def csv_links(paths: list[str], families: list[Family]) -> dict[str, list[str]]:
     """Family key -> CSV paths (relative to report/) of that family's results, for download links."""
     out: dict[str, list[str]] = defaultdict(list)
-    ids = {i: f.key for f in FAMILIES for i in f.ids}
+    ids = {i: f.key for f in families for i in f.ids}
     for p in sorted(paths):
         parts = Path(p).parts
         if p.endswith(".csv") and len(parts) > 2 and parts[1] in ids:
@@ -99,10 +99,10 @@ def run_facts(metas: list[dict]) -> dict:
     return {k: ", ".join(sorted(v)) for k, v in facts.items()}
 
 
-def family_summary(comparison: pd.DataFrame) -> list[dict]:
+def family_summary(comparison: pd.DataFrame, families: list[Family]) -> list[dict]:
     """Per family: status counts and which IDs have rows."""
     out = []
-    for fam in FAMILIES:
+    for fam in families:
         rows = comparison[comparison.id.isin(fam.ids)]
         counts = {s: int((rows.status == s).sum()) for s in STATUSES}
         out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "counts": counts, "rows": len(rows)})
@@ -118,8 +118,9 @@ def environment(metas: list[dict]) -> dict:
             "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc")}
 
 
-def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None) -> str:
-    """Render report.html.j2 from `template_dir` into an HTML string."""
+def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
+           families: list[Family] = ()) -> str:
+    """Render report.html.j2 from `template_dir` into an HTML string; one section per family."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
                              extensions=["jinja2.ext.do"],
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -129,14 +130,17 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
     for row in comparison.fillna("").to_dict("records"):
         by_id[row["id"]].append(row)
     loud = comparison[comparison.status.isin(["MISMATCH", "MISSING"])]
-    sections = [f for f in FAMILIES if (Path(template_dir) / "sections" / f"{f.key}.html.j2").exists()]
+    missing = [f.key for f in families if not (Path(template_dir) / "sections" / f"{f.key}.html.j2").exists()]
+    if missing:
+        raise FileNotFoundError(f"no report section for famil{'ies' if len(missing) > 1 else 'y'} {missing}: "
+                                f"add {template_dir}/sections/<key>.html.j2")
     ctx = {
-        "families": family_summary(comparison), "sections": sections, "cmp": by_id,
+        "families": family_summary(comparison, families), "sections": list(families), "cmp": by_id,
         "t": collected["tables"], "fig": collected["figures"], "metas": collected["metas"],
         "env": environment(collected["metas"]), "loud": loud.to_dict("records"),
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
-        "csv_links": csv_links(collected.get("paths", [])),
+        "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "sources": sorted({str(x) for x in comparison.get("model_source", pd.Series(dtype=str)).dropna()}
                           - {"", "pretrained"}),

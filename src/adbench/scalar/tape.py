@@ -160,8 +160,3 @@ def topological(root: Value) -> list[Value]:
 def graph_size(root: Value) -> int:
     """Number of distinct nodes reachable from `root`."""
     return len(topological(root))
-
-
-def values(xs: Iterable[float]) -> list[Value]:
-    """Leaves for a list of floats."""
-    return [Value(x) for x in xs]

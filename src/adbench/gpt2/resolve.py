@@ -1,0 +1,84 @@
+"""Resolve which GPT-2 the configuration gets on this machine, once per run (rule gpt2_model)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+from .load import (REPO, SOURCES, ModelNotFound, _how_to, _is_gpt2_small, _random_config, hub_cache_dir,
+                   snapshot_dir, train_fallback_tokenizer)
+
+log = logging.getLogger(__name__)
+
+
+def _route(source: str, revision: str, path: str | None) -> str:
+    """The route `source` resolves to on this machine: path, cache or random."""
+    if source not in SOURCES:
+        raise ValueError(f"gpt2.source must be one of {SOURCES}, got {source!r}")
+    snap = snapshot_dir(revision)
+    if source == "auto":
+        if path and (Path(path) / "config.json").exists():
+            return "path"
+        if (snap / "config.json").exists():
+            return "cache"
+        log.info("no GPT-2 at %s%s: using the random fallback", snap, f" or {path}" if path else "")
+        return "random"
+    if source == "path" and (not path or not (Path(path) / "config.json").exists()):
+        raise ModelNotFound(f"gpt2.source: path, but no config.json in gpt2.path={path!r}. " + _how_to(revision))
+    if source == "cache" and not (snap / "config.json").exists():
+        raise ModelNotFound(f"gpt2.source: cache, but {snap} holds no config.json (looked in the HF hub "
+                            f"cache {hub_cache_dir()}). " + _how_to(revision))
+    return source
+
+
+def weights_location(source: str, revision: str, path: str | None) -> str | None:
+    """The directory whose files are the model when it is on this machine (gpt2_model's input), else None."""
+    if source in ("auto", "path") and path and (Path(path) / "config.json").exists():
+        return str(path)
+    snap = snapshot_dir(revision)
+    return str(snap) if source in ("auto", "cache") and (snap / "config.json").exists() else None
+
+
+def resolve_model(source: str, revision: str, path: str | None = None, seed: int = 0,
+                  random_config: dict | None = None, corpus_text: str | None = None,
+                  tokenizer_vocab_size: int = 50257, tokenizer_file: str | None = None) -> tuple[dict, object]:
+    """(record, tokenizer): which model the configuration gets here, never downloading anything.
+
+    The record is what gpt2_model writes to model.json (route, label, revision, location, seed,
+    random config, tokenizer description and where it lives); the random route trains its
+    byte-level BPE here, once, and its file goes to `tokenizer_file`."""
+    from transformers import AutoTokenizer, GPT2Config
+
+    route = _route(source, revision, path)
+    rec = {"route": route, "revision": None, "seed": None, "random_config": None, "tokenizer_location": None}
+    if route == "path":
+        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        label = "pretrained" if _is_gpt2_small(GPT2Config.from_pretrained(str(path), local_files_only=True)) else "local"
+        return rec | {"model_source": label, "location": str(path), "tokenizer": f"from {path}",
+                      "tokenizer_location": str(path)}, tok
+    if route == "cache":
+        tok = AutoTokenizer.from_pretrained(REPO, revision=revision, cache_dir=str(hub_cache_dir()), local_files_only=True)
+        return rec | {"model_source": "pretrained", "revision": revision, "location": str(snapshot_dir(revision)),
+                      "tokenizer": f"{REPO}@{revision}"}, tok
+    if not corpus_text:
+        raise ValueError("the random fallback needs corpus text to train its tokenizer")
+    tok = train_fallback_tokenizer(corpus_text, tokenizer_vocab_size)
+    config = _random_config(tok, random_config or {})
+    vocab = json.dumps(tok.get_vocab(), sort_keys=True).encode()
+    desc = (f"byte-level BPE trained on the corpus with the tokenizers library (requested vocabulary "
+            f"{tokenizer_vocab_size}, reached {len(tok)}; sha256 {hashlib.sha256(vocab).hexdigest()[:16]})")
+    label = "random" if _is_gpt2_small(config) else "random-reduced"  # reduced: smoke-size architecture
+    return rec | {"model_source": label, "location": f"not found: {snapshot_dir(revision)}", "seed": seed,
+                  "random_config": dict(random_config or {}), "tokenizer": desc,
+                  "tokenizer_location": tokenizer_file}, tok
+
+
+def measure_model(source: str, revision: str, path: str | None, seed: int, random_config: dict,
+                  tokenizer_vocab_size: int, corpus_text: str, tokenizer_file: str) -> dict:
+    """gpt2_model: the model.json record and the tokenizer file (trained fallback, or a copy of the found one)."""
+    record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size,
+                                tokenizer_file)
+    log.info("GPT-2 resolves to route %s (%s); tokenizer: %s", record["route"], record["model_source"], record["tokenizer"])
+    return {"model": record, "tokenizer": tok.backend_tokenizer.to_str().encode("utf-8"), "_meta": record}

@@ -1,0 +1,222 @@
+"""One place for each fact: the family guide is true, families come from their rules files, Snakemake's
+own commands work as typed, params are as narrow as the job, timing jobs run alone."""
+
+import importlib
+import importlib.util
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adbench.families import Family, from_workflow
+from conftest import ROOT, SMOKE, planned_jobs, snakemake
+
+GUIDE = ROOT / "docs/adding-a-family.md"
+EXAMPLE = "demo"  # the guide's throwaway family
+
+
+def _guide_blocks() -> dict[str, str]:
+    """Code blocks of the guide keyed by the file their first (comment) line names."""
+    out = {}
+    for body in re.findall(r"```\w*\n(.*?)```", GUIDE.read_text(), re.S):
+        first, _, rest = body.partition("\n")
+        m = re.match(r"^(?:#|\{#)\s*(\S+)", first)
+        if m:
+            out[m.group(1)] = rest if first.startswith("#") else body  # a Jinja comment may stay
+    return out
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent is a module, not a package
+        return False
+
+
+def test_every_path_and_module_the_guide_names_exists():
+    text = GUIDE.read_text()
+    paths = set(re.findall(r"`((?:src|workflow|report|scripts|tests|docs|envs)/[^`\s]+|config\.yaml|"
+                           r"\.test/config\.yaml|Snakefile)`", text))
+    paths |= set(_guide_blocks())
+    # the example's own files are created by the next test; <family> must fit an existing family
+    paths = {p.replace("<family>", "scalar").replace("<name>", "measure").replace("<job>", "x")
+             for p in paths if EXAMPLE not in p and "X1" not in p}
+    paths -= {"logs/x.log", "benchmarks/x.tsv"}
+    assert len(paths) >= 12, paths
+    missing = sorted(p for p in paths if not list(ROOT.glob(p)))
+    assert not missing, missing
+    names = set(re.findall(r"`(adbench(?:\.\w+)+)", text))
+    assert {"adbench.jobs.output_name", "adbench.tables.values_table", "adbench.timing"} <= names
+    for name in sorted(n for n in names if EXAMPLE not in n):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):  # longest importable prefix, then attributes
+            if _importable(".".join(parts[:cut])):
+                obj = importlib.import_module(".".join(parts[:cut]))
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)  # AttributeError names what the guide got wrong
+                break
+        else:
+            pytest.fail(f"guide names {name}, which does not import")
+    helpers = (ROOT / "workflow/rules/common.smk").read_text()
+    for helper in re.findall(r"`(\w+)\(", text):  # family(, register(, prov(, sized(, LOG( ...
+        if helper in {"family", "register", "prov", "sized", "LOG", "BENCH", "SCRIPT", "id_outputs"}:
+            assert f"def {helper}(" in helpers, helper
+
+
+def _add_demo_family(project: Path) -> None:
+    """Follow the guide's five steps in a project copy, using its code blocks verbatim."""
+    blocks = _guide_blocks()
+    for rel in ("src/adbench/demo/__init__.py", "src/adbench/demo/probe.py", "workflow/rules/demo.smk",
+                "report/sections/demo.html.j2"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(blocks[rel])
+    with open(project / "config.yaml", "a") as fh:
+        fh.write("\n" + blocks["config.yaml"])
+    schema_path = project / "workflow/schemas/config.schema.yaml"
+    schema = yaml.safe_load(schema_path.read_text())
+    schema["properties"].update(yaml.safe_load(blocks["workflow/schemas/config.schema.yaml"]))
+    schema["required"].append(EXAMPLE)
+    schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
+    with open(project / "src/adbench/data/documented.csv", "a") as fh:
+        fh.write(blocks["src/adbench/data/documented.csv"])
+
+
+@pytest.mark.slow
+def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(project):
+    before = from_workflow(project)
+    assert EXAMPLE not in {f.key for f in before}
+    _add_demo_family(project)
+    fams = from_workflow(project)
+    assert [f.key for f in fams if f.key == EXAMPLE] == [EXAMPLE]
+    assert next(f for f in fams if f.key == EXAMPLE).ids == ("X1",)
+    res = snakemake(project, "--cores", "2", "-n", *SMOKE)
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = planned_jobs(res.stdout + res.stderr)
+    assert jobs.get("demo_x1") == 1 and jobs.get("render_report") == 1
+    # the tiny job runs (generic script, run_job) and writes what the guide promises
+    res = snakemake(project, "--cores", "1", "results/X1/values.csv", *SMOKE)
+    assert res.returncode == 0, res.stderr[-3000:]
+    values = (project / "results/X1/values.csv").read_text()
+    assert "X1,grad,6.0" in values and (project / "results/X1/meta.json").exists()
+
+
+def test_render_refuses_a_family_without_section(tmp_path):
+    import pandas as pd
+
+    from adbench.report.render import render
+
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "report.html.j2").write_text("{% for f in sections %}{{ f.key }}{% endfor %}")
+    cmp = pd.DataFrame(columns=["id", "status"])
+    collected = {"tables": {}, "figures": {}, "metas": []}
+    fam = Family("demo", "Demo", ("X1",), 90)
+    with pytest.raises(FileNotFoundError, match="demo"):
+        render(str(tmp_path), cmp, collected, families=[fam])
+    (tmp_path / "sections/demo.html.j2").write_text("")
+    assert render(str(tmp_path), cmp, collected, families=[fam]) == "demo"
+
+
+def test_unlock_works_as_typed(project):
+    res = snakemake(project, "--cores", "1", "-n", *SMOKE)
+    assert res.returncode == 0, res.stderr[-2000:]
+    locks = project / ".snakemake/locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    (locks / "0.output.lock").write_text("results/S1/values.csv\n")  # what a killed run leaves
+    res = snakemake(project, "--cores", "1", "results/S1/values.csv", *SMOKE)
+    assert res.returncode != 0 and "lock" in (res.stdout + res.stderr).lower()  # the stale lock bites
+    res = snakemake(project, "--unlock")  # exactly what Snakemake's message tells the user to type
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert not list(locks.glob("*.lock"))
+
+
+@pytest.mark.slow
+def test_report_zip_works_as_typed(smoke):
+    project = smoke[0]
+    # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
+    res = snakemake(project, "--report", "report-typed.zip")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (project / "report-typed.zip").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_params_carry_only_what_the_job_reads(smoke):
+    """Editing Adam's settings re-runs the adam O1 job, not gradient descent's."""
+    project = smoke[0]
+    (project / "adam.yaml").write_text("optim: {o1: {adam: {lr: 0.0123}}}\n")
+    res = snakemake(project, "--cores", "2", "-n", *SMOKE, "adam.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout + res.stderr
+    assert planned_jobs(out).get("optim_o1_train") == 1
+    assert "output: results/O1/adam/curves.csv" in out and "output: results/O1/gd/" not in out
+
+
+@pytest.mark.slow
+def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
+    project = smoke[0]
+    (project / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
+    # params would re-run gpt2_model for the overlay alone; only look at what changed on disk
+    args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, "auto.yaml"]
+    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert planned_jobs(res.stdout + res.stderr) == {}  # control: no snapshot, nothing to do
+    snap = tmp_path / "hub/models--gpt2/snapshots" / yaml.safe_load((ROOT / "config.yaml").read_text())["gpt2"]["revision"]
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")  # the dry run only looks; nothing loads it
+    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
+    report = {"report_compare", "report_changes", "render_report"}
+    assert {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory"} <= jobs
+    assert jobs <= {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory", "gpt2_plots"} | report, jobs
+
+
+def _interval(log: Path) -> tuple[datetime, datetime]:
+    stamps = re.findall(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ", log.read_text(), re.M)
+    first, last = (datetime.strptime(s, "%Y-%m-%d %H:%M:%S,%f") for s in (stamps[0], stamps[-1]))
+    return first, last
+
+
+@pytest.mark.slow
+def test_a_timing_job_runs_alone(project):
+    (project / "exclusive.yaml").write_text("timing: {exclusive: true}\n")
+    targets = ["results/S9/calibration.csv", *(f"results/S{i}/values.csv" for i in (1, 2, 3, 4, 7, 8))]
+    res = snakemake(project, "--cores", "2", *targets, *SMOKE, "exclusive.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "machine_share=1000" in res.stdout + res.stderr  # the timing job claims every share
+    t0, t1 = _interval(project / "logs/scalar_s9_calibrate.log")
+    for i in (1, 2, 3, 4, 7, 8):
+        a, b = _interval(project / f"logs/scalar_s{i}.log")
+        assert b < t0 or a > t1, f"S{i} ran beside the timing job"
+
+
+class _Outputs(dict):
+    """Stand-in for snakemake.output: names -> paths, by key and attribute."""
+    __getattr__ = dict.__getitem__
+
+
+def test_grouped_job_writes_results_nested_by_id(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from adbench.jobs import grouped, output_name, run_job, split_name
+
+    assert split_name(output_name("T1", "values")) == ("T1", "values") and split_name("values") == (None, "values")
+
+    def one(x):
+        return {"values": pd.DataFrame({"v": [x]}), "_meta": {"seen": x}}
+
+    outputs = _Outputs({output_name(mid, t): str(tmp_path / mid / f"{t}.{'json' if t == 'meta' else 'csv'}")
+                        for mid in ("A1", "B2") for t in ("values", "meta")})
+    smk = type("Smk", (), dict(params={"args": {"A1": {"x": 1}, "B2": {"x": 2}}, "prov": {"seed": 0}},
+                               output=outputs, log=[], rule="r", wildcards={}, threads=1))()
+    run_job(smk, grouped({"A1": one, "B2": one}))
+    assert pd.read_csv(tmp_path / "B2/values.csv").v.tolist() == [2]  # B2's own result, not A1's
+    meta = json.loads((tmp_path / "A1/meta.json").read_text())
+    assert meta["measurement_id"] == "A1" and meta["seen"] == 1 and meta["config_hash"]
+    # negative control: a table the function does not return is named in the error
+    outputs[output_name("B2", "extra")] = str(tmp_path / "B2/extra.csv")
+    with pytest.raises(KeyError, match="B2__extra"):
+        run_job(smk, grouped({"A1": one, "B2": one}))
