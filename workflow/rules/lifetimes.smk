@@ -91,7 +91,8 @@ rule lifetimes_l6_run:
         samples="results/L6/timing/runs/{process}/samples.csv",
         meta="results/L6/timing/runs/{process}/meta.json",
     params:
-        args=dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"], **LIFE_CKPT),
+        args=dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"], retries=config["timing"]["retries"],
+                  **LIFE_CKPT),
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=1),
     wildcard_constraints:
         process=r"\d+",

@@ -196,7 +196,7 @@ rule scalar_s9_run:
         meta="results/S9/runs/{process}/meta.json",
     params:
         args=dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
-                  warmup=config["timing"]["warmup"], seed=config["timing"]["seed"]),
+                  warmup=config["timing"]["warmup"], seed=config["timing"]["seed"], retries=config["timing"]["retries"]),
         prov=prov("adbench.scalar.speed", threads=1),
     wildcard_constraints:
         process=r"\d+",
