@@ -83,5 +83,5 @@ def between(before: Snapshot, after: Snapshot, hz: int | None = None, cpus: int 
     # share of the CPU time the machine could have given everyone else while this block ran
     free = wall * cpus - own
     out |= {"own_cpu_s": round(own, 3), "other_cpu_s": round(other, 3),
-            "other_cpu_share": round(other / free, 4) if free > 0 else None}
+            "other_cpu_share": round(min(1.0, other / free), 4) if free > 0 else None}
     return out
