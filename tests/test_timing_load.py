@@ -34,7 +34,7 @@ def test_s9_under_a_cpu_burner_is_flagged_retried_and_recorded(project):
     (project / "load.yaml").write_text(OVERLAY)  # a third overlay: merged key by key over the smoke one
     burners = start_burners((os.cpu_count() or 1) + 1)
     try:
-        res = snakemake(project, "--cores", "2", *SMOKE, "load.yaml", "results/S9/values.csv", timeout=BURN_S - 60)
+        res = snakemake(project, "--cores", "2", "results/S9/values.csv", *SMOKE, "load.yaml", timeout=BURN_S - 60)
     finally:
         stop(burners)
     assert res.returncode == 0, res.stderr[-3000:]
