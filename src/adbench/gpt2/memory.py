@@ -59,7 +59,7 @@ def measure_memory(model: dict, corpus: str, seq_len: int, batch: int, timing_ba
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     # `_volatile`: figures that differ between identical runs (README, "What lands where")
     summary = {"peak_rss_bytes_volatile": peak, "checkpoint_time_ratio_volatile": ratio, "timing_batch": timing_batch,
-               "timing_rounds": timing_rounds, "timing_retries": load["timing_retries"],
+               "timing_rounds": timing_rounds, "timing_retries_volatile": load["timing_retries"],
                "plain_median_s_volatile": med["plain"] / 1e6,
                "checkpoint_median_s_volatile": med["checkpoint"] / 1e6, "logprob_bytes_run": logprob_run,
                "weights_bytes_run": info["unique_parameters"] * FP32, "threads": torch.get_num_threads(), **cuda}
