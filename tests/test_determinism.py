@@ -14,7 +14,6 @@ import pytest
 
 from conftest import SMOKE, copy_project, snakemake
 
-pytestmark = pytest.mark.slow
 SUFFIX = "_volatile"
 # Whole files that are stopwatch output: loop counts calibrated against the clock, raw samples,
 # per-process medians and the values computed from them.
@@ -96,6 +95,7 @@ def compare_runs(a: Path, b: Path) -> dict:
     return report
 
 
+@pytest.mark.slow
 def test_two_smoke_runs_give_identical_deterministic_csvs(tmp_path):
     results = []
     for name in ("first", "second"):
