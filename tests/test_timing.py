@@ -58,3 +58,67 @@ def test_candidates_agree_and_a_broken_one_is_refused():
     c["torch"] = lambda: (0.0, 0.0)
     with pytest.raises(AssertionError):
         speed.check_agreement(c)
+
+
+def _rounds_from(spreads):
+    """A stand-in for run_rounds: attempt k gives 'slow' samples whose IQR/median is spreads[k]."""
+    calls = []
+
+    def rounds_fn(candidates, loops, rounds, warmup, seed):
+        k = len(calls)
+        calls.append(seed)
+        # five evenly spaced values around 100: IQR/median = 2*step/100 with step = spread*50
+        step = spreads[k] * 50
+        slow = [100 + step * i for i in (-2, -1, 0, 1, 2)]
+        rows = [{"round": r, "position": 0, "candidate": "slow", "loops": 1, "total_s": v / 1e6, "per_call_us": v}
+                for r, v in enumerate(slow)]
+        rows += [{"round": r, "position": 1, "candidate": "fast", "loops": 1, "total_s": 1e-6, "per_call_us": 1.0}
+                 for r in range(5)]
+        return pd.DataFrame(rows)
+
+    return rounds_fn, calls
+
+
+def _busy(before, after):
+    return {"wall_s": 1.0, "other_cpu_s": 0.7, "loadavg_1m_before": 2.0, "loadavg_1m_after": 3.0}
+
+
+@pytest.mark.parametrize("spreads, retries, attempts, stayed", [
+    ([0.02], 2, 1, False),              # quiet at once: no retry (negative control)
+    ([0.5, 0.02, 0.9], 2, 2, False),    # noisy, then quiet: one retry, the quiet one reported
+    ([0.5, 0.4, 0.3], 2, 3, True),      # noisy throughout: two retries, the last reported
+    ([0.5], 0, 1, True),                # retries: 0 never re-measures
+])
+def test_noisy_process_is_measured_again_and_every_attempt_recorded(spreads, retries, attempts, stayed):
+    rounds_fn, calls = _rounds_from(spreads)
+    samples, meta = timing.timed_attempts({"slow": None, "fast": None}, {"slow": 1, "fast": 1}, 5, 0, seed=7,
+                                          retries=retries, probe=lambda: None, load=_busy, rounds_fn=rounds_fn)
+    assert len(calls) == attempts and meta["timing_retries"] == attempts - 1
+    assert meta["timing_stayed_noisy"] is stayed
+    assert [a["noisy"] for a in meta["timing_attempts"]] == [s >= timing.NOISY_IQR for s in spreads[:attempts]]
+    for a, s in zip(meta["timing_attempts"], spreads):
+        assert a["slow_iqr_over_median"] == pytest.approx(s) and a["other_cpu_s"] == 0.7
+    assert sorted(samples.attempt.unique()) == list(range(attempts))
+    assert set(samples[samples.reported].attempt) == {attempts - 1}
+
+
+def test_summary_reports_only_the_reported_attempt():
+    s = _synthetic(50.0, procs=2)
+    retry = s[s.process == 0].assign(attempt=0, reported=False)
+    retry.loc[retry.candidate == "slow", "per_call_us"] *= 10  # a wild first attempt of process 0
+    s = pd.concat([retry, s.assign(attempt=np.where(s.process == 0, 1, 0), reported=True)], ignore_index=True)
+    proc, head = timing.summarize([s], "slow", "fast", 200, 0)
+    assert len(proc) == 3 and head["retries"] == 1
+    assert 45 < head["ratio_min"] <= head["ratio_max"] < 55  # the 500x attempt is recorded, not reported
+    assert proc.loc[~proc.reported.astype(bool), "ratio"].iloc[0] > 400
+    assert set(head["samples"].attempt) == {0, 1} and len(head["samples"]) == len(s) - len(retry)
+
+
+def test_unjudged_reason_only_when_a_process_stayed_noisy():
+    assert timing.unjudged_reason(0, 3, 0) == ""
+    reason = timing.unjudged_reason(2, 3, 4)
+    assert "2 of 3" in reason and "4" in reason
+    vals = pd.DataFrame({"quantity": ["tape_median_min_us", "ratio_min", "ratio_ci_low"], "value": [1, 2, 3]})
+    out = timing.mark_unjudged(vals, reason)
+    assert list(out.unjudged_reason) == ["", reason, reason]
+    assert (timing.mark_unjudged(vals, "").unjudged_reason == "").all()

@@ -7,6 +7,9 @@ reports per-process medians, IQR/median (flagged at >= 10 %), the ratio range ac
 processes and a bootstrap CI of the paired log ratio. As in `timeit`, the cyclic garbage
 collector is paused inside each timed loop and run between samples, so a collection
 triggered by one candidate's garbage is not billed to whichever sample happens to be running.
+A process whose rounds come out noisy is re-measured up to `retries` times; every attempt is
+kept (column `attempt`) with the CPU time other processes took meanwhile (adbench.machine_load),
+and the one reported (`reported`) is the first quiet attempt, else the last.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+
+from . import machine_load
 
 log = logging.getLogger(__name__)
 NOISY_IQR = 0.10
@@ -77,17 +82,68 @@ def run_rounds(candidates: dict[str, Callable[[], object]], loops: dict[str, int
     return pd.DataFrame(rows)
 
 
+def iqr_over_median(t) -> float:
+    """Spread of a sample: interquartile range over median."""
+    q1, med, q3 = np.percentile(t, [25, 50, 75])
+    return float((q3 - q1) / med)
+
+
+def noise_figures(samples: pd.DataFrame) -> dict[str, float]:
+    """IQR/median of the per-call times of each candidate in one attempt's samples."""
+    return {name: iqr_over_median(g.per_call_us) for name, g in samples.groupby("candidate", sort=False)}
+
+
+def timed_attempts(candidates: dict[str, Callable[[], object]], loops: dict[str, int], rounds: int, warmup: int,
+                   seed: int, retries: int, probe: Callable[[], object] = machine_load.snapshot,
+                   load: Callable[[object, object], dict] = machine_load.between,
+                   rounds_fn: Callable[..., pd.DataFrame] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Rounds, measured again while either candidate is noisy (at most `retries` more times).
+
+    Returns every attempt's samples (columns attempt, reported, other_cpu_s added) and the
+    meta.json record: each attempt's noise figures and machine load, retries, stayed_noisy."""
+    rounds_fn = rounds_fn or run_rounds
+    frames, attempts = [], []
+    for attempt in range(retries + 1):
+        before = probe()
+        s = rounds_fn(candidates, loops, rounds, warmup, seed=seed)
+        busy = load(before, probe())
+        spread = noise_figures(s)
+        noisy = any(v >= NOISY_IQR for v in spread.values())
+        attempts.append({"attempt": attempt, **{f"{n}_iqr_over_median": round(v, 6) for n, v in spread.items()},
+                         "noisy": noisy, **busy})
+        frames.append(s.assign(attempt=attempt, other_cpu_s=busy.get("other_cpu_s")))
+        log.info("attempt %d: IQR/median %s, other processes %s CPU-s%s", attempt,
+                 {n: round(v, 3) for n, v in spread.items()}, busy.get("other_cpu_s"),
+                 "; noisy, measuring again" if noisy and attempt < retries else "")
+        if not noisy:
+            break
+    samples = pd.concat(frames, ignore_index=True)
+    samples["reported"] = samples.attempt == attempts[-1]["attempt"]
+    meta = {"timing_retries": len(attempts) - 1, "timing_stayed_noisy": attempts[-1]["noisy"],
+            "timing_attempts": attempts}
+    return samples, meta
+
+
+def reported(samples: pd.DataFrame) -> pd.DataFrame:
+    """The samples of each process's reported attempt (all of them for files without attempts)."""
+    return samples[samples["reported"].astype(bool)] if "reported" in samples else samples
+
+
 def per_process(samples: pd.DataFrame, slow: str, fast: str) -> pd.DataFrame:
-    """Median, IQR/median and the slow/fast median ratio for each process run."""
+    """Median, IQR/median and the slow/fast median ratio for each process run (and attempt)."""
+    keys = [k for k in ("process", "attempt") if k in samples]
     out = []
-    for proc, g in samples.groupby("process", sort=True):
-        row = {"process": proc}
+    for key, g in samples.groupby(keys, sort=True):
+        row = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         for name in (slow, fast):
             t = g.loc[g.candidate == name, "per_call_us"]
-            q1, med, q3 = np.percentile(t, [25, 50, 75])
-            row |= {f"{name}_median_us": med, f"{name}_iqr_over_median": (q3 - q1) / med,
-                    f"{name}_noisy": bool((q3 - q1) / med >= NOISY_IQR)}
+            spread = iqr_over_median(t)
+            row |= {f"{name}_median_us": float(np.median(t)), f"{name}_iqr_over_median": spread,
+                    f"{name}_noisy": bool(spread >= NOISY_IQR)}
         row["ratio"] = row[f"{slow}_median_us"] / row[f"{fast}_median_us"]
+        for col in ("other_cpu_s", "reported"):
+            if col in g:
+                row[col] = g[col].iloc[0]
         out.append(row)
     return pd.DataFrame(out)
 
@@ -112,14 +168,32 @@ def bootstrap_ratio_ci(pairs: pd.DataFrame, n_boot: int, seed: int, level: float
 
 
 def summarize(samples: list[pd.DataFrame], slow: str, fast: str, n_boot: int, seed: int) -> tuple[pd.DataFrame, dict]:
-    """Per-process table and the headline numbers: median ranges (µs), ratio range, CI, noisy runs."""
+    """Per-process table (every attempt) and the headline numbers from the reported attempts:
+    median ranges (µs), ratio range, CI, noisy runs, retries."""
     allraw = pd.concat(samples, ignore_index=True)
     proc = per_process(allraw, slow, fast)
-    point, lo, hi = bootstrap_ratio_ci(paired_log_ratios(allraw, slow, fast), n_boot, seed)
-    head = {f"{name}_median_{end}_us": getattr(proc[f"{name}_median_us"], end)()
+    raw = reported(allraw).reset_index(drop=True)
+    rep = proc[proc["reported"].astype(bool)] if "reported" in proc else proc
+    point, lo, hi = bootstrap_ratio_ci(paired_log_ratios(raw, slow, fast), n_boot, seed)
+    head = {f"{name}_median_{end}_us": getattr(rep[f"{name}_median_us"], end)()
             for name in (slow, fast) for end in ("min", "max")}
-    head |= {"ratio_min": proc.ratio.min(), "ratio_max": proc.ratio.max(), "ratio_ci_point": point,
+    head |= {"ratio_min": rep.ratio.min(), "ratio_max": rep.ratio.max(), "ratio_ci_point": point,
              "ratio_ci_low": lo, "ratio_ci_high": hi,
-             "noisy_processes": int(proc[[f"{slow}_noisy", f"{fast}_noisy"]].any(axis=1).sum()),
-             "samples": allraw}
+             "noisy_processes": int(rep[[f"{slow}_noisy", f"{fast}_noisy"]].any(axis=1).sum()),
+             "retries": int(len(proc) - len(rep)), "samples": raw.drop(columns=["reported"], errors="ignore")}
     return proc, head
+
+
+def unjudged_reason(noisy_processes: int, processes: int, retries: int) -> str:
+    """values.csv `unjudged_reason` for a timed ratio: empty unless some process stayed noisy."""
+    if noisy_processes == 0:
+        return ""
+    return (f"{noisy_processes} of {processes} process runs stayed noisy (IQR/median >= {NOISY_IQR:.0%}) "
+            f"after {retries} re-measurement(s) in all: the machine was busy, the ratio is not judged")
+
+
+def mark_unjudged(values: pd.DataFrame, reason: str, prefix: str = "ratio") -> pd.DataFrame:
+    """values.csv with `unjudged_reason` set on the rows whose quantity starts with `prefix`."""
+    out = values.copy()
+    out["unjudged_reason"] = np.where(out.quantity.str.startswith(prefix), reason, "")
+    return out

@@ -116,7 +116,8 @@ rule gpt2_memory:
     params:
         args=dict(seq_len=GPT2["seq_len"], batch=GPT2["batch"],
                   timing_batch=GPT2["timing_batch"], timing_rounds=GPT2["timing_rounds"],
-                  timing_warmup=GPT2["timing_warmup"], seed=config["timing"]["seed"], device=config["device"]),
+                  timing_warmup=GPT2["timing_warmup"], seed=config["timing"]["seed"], device=config["device"],
+                  timing_retries=config["timing"]["retries"]),
         prov=prov("adbench.gpt2.memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]

@@ -75,7 +75,8 @@ rule lifetimes_l6_run:
         meta="results/L6/timing/runs/{process}/meta.json",
     params:
         measure="adbench.lifetimes.checkpoint_probe:measure_run",
-        args=lambda wc: dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"], **LIFE_CKPT,
+        args=lambda wc: dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"],
+                             retries=config["timing"]["retries"], **LIFE_CKPT,
                              process=int(wc.process)),
         prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=TIMING_THREADS),
     wildcard_constraints:

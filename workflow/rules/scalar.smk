@@ -176,7 +176,8 @@ rule scalar_s9_run:
     params:
         measure="adbench.scalar.speed:measure_run",
         args=lambda wc: dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
-                             warmup=config["timing"]["warmup"], seed=config["timing"]["seed"], process=int(wc.process)),
+                             warmup=config["timing"]["warmup"], seed=config["timing"]["seed"],
+                             retries=config["timing"]["retries"], process=int(wc.process)),
         prov=prov("adbench.scalar.speed", threads=TIMING_THREADS),
     wildcard_constraints:
         process=r"\d+",

@@ -33,7 +33,7 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
                            "loss_only_dashboard": "reference run" if v == "correct"
                            else dashboard(final[v], final["correct"], base["uniform"])}
                           for v in held.index])
-    table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds"]], on="variant")
+    table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds_volatile"]], on="variant")
     nzg = curves[curves.variant == "no_zero_grad"].set_index("step")["train_loss"]
     items = [("unigram_heldout_loss", base["unigram"]), ("correct_heldout_loss", held["correct"]),
              ("no_zero_grad_train_loss_early", nzg[early_step]),

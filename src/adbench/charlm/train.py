@@ -112,7 +112,8 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
     run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
-           "train_seconds": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
+           # `_volatile`: wall time differs between identical runs (README, "What lands where")
+           "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
     return {"curve": pd.DataFrame(curve), "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
             "run": pd.DataFrame([run]), "_meta": {**run, "switches": sw, "vocab_size": len(vocab)}}
 

@@ -11,7 +11,7 @@ import torch
 from transformers import GPT2Config
 
 from ..tables import values_table
-from ..timing import run_rounds
+from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
 from .common import load_model
 from .load import gpt2_small_parameters
 from .saved import account, step
@@ -21,7 +21,7 @@ FP32 = 4  # bytes per float32 element
 
 
 def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batch: int, timing_rounds: int,
-                   timing_warmup: int, seed: int, device: str = "cpu") -> dict:
+                   timing_warmup: int, seed: int, device: str = "cpu", timing_retries: int = 0) -> dict:
     """Saved bytes (per hook call / unique storages), log-probability share, peak RSS, checkpoint time ratio."""
     loaded = load_model(model, device)  # model: gpt2_model's record (model.json); text: the corpus
     net, info = loaded.model, loaded.info
@@ -44,9 +44,9 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     saved["logprob_bytes"] = saved.batch * seq_len * net.config.vocab_size * FP32
     log.info("timing %d rounds of forward+backward at batch %d, plain vs checkpointed", timing_rounds, timing_batch)
     xt = x[:timing_batch]
-    samples = run_rounds({"plain": partial(step, net, xt, False), "checkpoint": partial(step, net, xt, True)},
-                         {"plain": 1, "checkpoint": 1}, rounds=timing_rounds, warmup=timing_warmup, seed=seed)
-    med = samples.groupby("candidate").per_call_us.median()
+    samples, load = timed_attempts({"plain": partial(step, net, xt, False), "checkpoint": partial(step, net, xt, True)},
+                                   {"plain": 1, "checkpoint": 1}, timing_rounds, timing_warmup, seed, timing_retries)
+    med = reported(samples).groupby("candidate").per_call_us.median()
     ratio = med["checkpoint"] / med["plain"]
     cuda = {}
     if dev.type == "cuda":
@@ -56,12 +56,16 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
         step(net, x, False)  # the measured batch step
         cuda = {"cuda_max_allocated_bytes_batch_plain": torch.cuda.max_memory_allocated()}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-    summary = {"peak_rss_bytes": peak, "checkpoint_time_ratio": ratio, "timing_batch": timing_batch,
-               "timing_rounds": timing_rounds, "plain_median_s": med["plain"] / 1e6,
-               "checkpoint_median_s": med["checkpoint"] / 1e6, "logprob_bytes_run": logprob_run,
+    # `_volatile`: figures that differ between identical runs (README, "What lands where")
+    summary = {"peak_rss_bytes_volatile": peak, "checkpoint_time_ratio_volatile": ratio, "timing_batch": timing_batch,
+               "timing_rounds": timing_rounds, "timing_retries_volatile": load["timing_retries"],
+               "plain_median_s_volatile": med["plain"] / 1e6,
+               "checkpoint_median_s_volatile": med["checkpoint"] / 1e6, "logprob_bytes_run": logprob_run,
                "weights_bytes_run": info["unique_parameters"] * FP32, "threads": torch.get_num_threads(), **cuda}
-    return {"values": _values(saved, summary, batch, info["model_source"]), "saved": saved,
-            "summary": pd.DataFrame([summary]), "timing": samples, "by_node": by_node, "_meta": info}
+    reason = unjudged_reason(int(load["timing_stayed_noisy"]), 1, load["timing_retries"])
+    values = mark_unjudged(_values(saved, summary, batch, info["model_source"]), reason, prefix="checkpoint_time")
+    return {"values": values, "saved": saved, "summary": pd.DataFrame([summary]), "timing": samples,
+            "by_node": by_node, "_meta": {**info, **load}}
 
 
 def _values(saved: pd.DataFrame, s: dict, batch: int, src: str) -> pd.DataFrame:
@@ -79,7 +83,7 @@ def _values(saved: pd.DataFrame, s: dict, batch: int, src: str) -> pd.DataFrame:
         ("per_sequence_saved_mb", one.unique_storage_bytes / 1e6),
         ("batch_saved_gb", big.unique_storage_bytes / 1e9),
         ("batch_checkpointed_saved_gb", big_ck.unique_storage_bytes / 1e9),
-        ("checkpoint_time_overhead_pct", 100 * (s["checkpoint_time_ratio"] - 1))],
+        ("checkpoint_time_overhead_pct", 100 * (s["checkpoint_time_ratio_volatile"] - 1))],
         {"per_sequence_saved_mb": note.format(one.bytes_per_hook_call / 1e9),
          "batch_saved_gb": note.format(big.bytes_per_hook_call / 1e9),
          "batch_checkpointed_saved_gb": "saves outside the blocks plus the block inputs the checkpoint keeps; "

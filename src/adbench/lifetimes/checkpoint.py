@@ -74,7 +74,11 @@ def account(model: nn.Sequential, x: torch.Tensor, mode: str, segments: int) -> 
     loss.backward()
     log.info("%s: %d block calls in forward, %d after backward", mode, fwd_calls, sum(b.calls for b in model))
     df = pd.DataFrame(seen)
-    uniq = df.drop_duplicates("storage")
+    # Addresses differ between runs: keep only which saves share a storage, as a first-seen index
+    # (every saved tensor is alive until backward, so no address is reused inside one forward).
+    df["storage"] = pd.factorize(df["storage"])[0]
+    df = df.rename(columns={"storage": "storage_id"})
+    uniq = df.drop_duplicates("storage_id")
     acts = uniq[~uniq.parameter]
     row = {"mode": mode, "hook_calls": len(df), "hook_bytes": int(df["bytes"].sum()),
            "hook_mib": df["bytes"].sum() / MIB, "zero_byte_tensors": int((df["bytes"] == 0).sum()),

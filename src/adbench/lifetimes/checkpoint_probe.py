@@ -86,11 +86,11 @@ def measure_calibration(width: int, hidden: int, blocks: int, batch: int, segmen
 
 
 def measure_run(width: int, hidden: int, blocks: int, batch: int, segments: int, seed: int, rounds: int,
-                warmup: int, process: int, calibration: pd.DataFrame) -> dict:
-    """One process run: warm-up, then balanced randomized rounds; raw samples out."""
+                warmup: int, process: int, calibration: pd.DataFrame, retries: int = 0) -> dict:
+    """One process run: warm-up, then balanced randomized rounds, again while noisy; raw samples out."""
     cands = make_candidates(width, hidden, blocks, batch, segments, seed)
     loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
-    samples = timing.run_rounds(cands, loops, rounds, warmup, seed=seed * 1000 + process)
+    samples, load = timing.timed_attempts(cands, loops, rounds, warmup, seed * 1000 + process, retries)
     samples.insert(0, "process", process)
     samples["order_seed"] = seed * 1000 + process
-    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads()}}
+    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads(), **load}}

@@ -18,8 +18,10 @@ def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> d
              ("ckpt_median_min_ms", head[f"{SLOW}_median_min_us"] / 1e3),
              ("ckpt_median_max_ms", head[f"{SLOW}_median_max_us"] / 1e3)]
     items += [(k, head[k]) for k in ("ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high",
-                                     "noisy_processes")]
+                                     "noisy_processes", "retries")]
     note = (f"one torch thread here, {len(proc)} process runs; absolute times depend on the CPU's matrix "
             "throughput, the ratio rows are the comparable ones")
     notes = {q: note for q, _ in items[:4]}
-    return {"values": values_table("L6", items, notes), "per_process": proc, "samples": head["samples"]}
+    reason = timing.unjudged_reason(head["noisy_processes"], len(samples), head["retries"])
+    values = timing.mark_unjudged(values_table("L6", items, notes), reason)
+    return {"values": values, "per_process": proc, "samples": head["samples"]}

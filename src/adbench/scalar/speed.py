@@ -56,23 +56,24 @@ def measure_calibration(dot_length: int, target_ms: float, seed: int) -> dict:
 
 
 def measure_run(dot_length: int, rounds: int, warmup: int, seed: int, process: int,
-                calibration: pd.DataFrame) -> dict:
-    """One process run: warm-up then balanced randomized rounds; raw samples out."""
+                calibration: pd.DataFrame, retries: int = 0) -> dict:
+    """One process run: warm-up then balanced randomized rounds, again while noisy; raw samples out."""
     cands = make_candidates(dot_length, seed)
     check_agreement(cands)
     loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
-    samples = timing.run_rounds(cands, loops, rounds, warmup, seed=seed * 1000 + process)
+    samples, load = timing.timed_attempts(cands, loops, rounds, warmup, seed * 1000 + process, retries)
     samples.insert(0, "process", process)
     samples["order_seed"] = seed * 1000 + process
     import torch
 
-    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads()}}
+    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads(), **load}}
 
 
 def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
     """Per-process medians, ratio range and the bootstrap CI of the paired log ratio."""
     proc, head = timing.summarize(samples, SLOW, FAST, bootstrap, seed)
     keys = ["tape_median_min_us", "tape_median_max_us", "torch_median_min_us", "torch_median_max_us",
-            "ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high", "noisy_processes"]
-    return {"values": values_table("S9", [(k, head[k]) for k in keys]), "per_process": proc,
-            "samples": head["samples"]}
+            "ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high", "noisy_processes", "retries"]
+    reason = timing.unjudged_reason(head["noisy_processes"], len(samples), head["retries"])
+    values = timing.mark_unjudged(values_table("S9", [(k, head[k]) for k in keys]), reason)
+    return {"values": values, "per_process": proc, "samples": head["samples"]}
