@@ -1,5 +1,6 @@
 """Recovery after a kill: `make report` unlocks a stale lock, reruns incomplete jobs, finishes."""
 
+import base64
 import os
 import shutil
 import signal
@@ -17,12 +18,21 @@ from conftest import MEASURED, ROOT, SMOKE, copy_project, planned_jobs, snakemak
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
 
 
-def make_report(project: Path, **popen) -> subprocess.Popen:
-    """The README command at smoke sizes, with this environment's tools."""
+def make_report(project: Path, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """The README command at smoke sizes, with this environment's tools, in its own process group."""
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     cmd = ["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"]
-    return subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, **popen)
+    return subprocess.Popen(cmd, cwd=project, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group this test started (make, Snakemake, its jobs), as `kill -9 -PGID`."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone
+        pass
+    proc.wait()
 
 
 def incomplete(project: Path) -> list[Path]:
@@ -44,20 +54,26 @@ def test_make_report_recovers_after_sigkill(tmp_path):
     project = copy_project(tmp_path / "project")
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, project / name)
-    first = make_report(project, start_new_session=True)  # its own process group: make, snakemake, jobs
-    deadline = time.monotonic() + 600  # hang guard only
-    while not (incomplete(project) and list((project / "results").rglob("values.csv"))):
-        assert first.poll() is None, "the smoke run ended before a job could be killed:\n" + first.stdout.read()
-        assert time.monotonic() < deadline, "no job started within 10 minutes"
-        time.sleep(0.2)
-    running = [str(p.relative_to(project / ".snakemake" / "incomplete")) for p in incomplete(project)]
-    os.killpg(first.pid, signal.SIGKILL)  # the whole group, as `kill -9 -PGID` would
-    first.wait()
+    first_log = tmp_path / "first.log"  # a file, not a pipe nobody reads while we wait
+    first = make_report(project, stdout=first_log.open("w"))
+    try:
+        deadline = time.monotonic() + 600  # hang guard only
+        while not (incomplete(project) and list((project / "results").rglob("values.csv"))):
+            assert first.poll() is None, "the smoke run ended before a job could be killed:\n" + first_log.read_text()
+            assert time.monotonic() < deadline, "no job started within 10 minutes"
+            time.sleep(0.2)
+        running = [base64.b64decode(p.name).decode() for p in incomplete(project)]  # markers: base64 of the output
+    finally:
+        kill_group(first)
     t_kill = time.perf_counter()
     assert recover.lock_files(project), "the kill left no lock: nothing to recover from"
 
     second = make_report(project)
-    out, _ = second.communicate(timeout=900)
+    try:
+        out, _ = second.communicate(timeout=1800)  # hang guard only (smoke sizes take ~1-2 min)
+    finally:
+        if second.poll() is None:  # the guard fired: stop the run this test started
+            kill_group(second)
     MEASURED["kill-and-resume (make report after SIGKILL, smoke sizes)"] = time.perf_counter() - t_kill
     print(f"killed while running {running}; resumed in {time.perf_counter() - t_kill:.1f} s")
     assert second.returncode == 0, out[-4000:]
