@@ -42,7 +42,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"config key '{key}': unknown key(s): {err.message.split('(')[-1].rstrip(')')}"
     if err.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         bound = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[err.validator]
-        return f"config key '{key}' = {err.instance!r} is out of range: allowed {bound} {err.validator_value}{_why(err)}"
+        return (f"config key '{key}' = {err.instance!r} is out of range: "
+                f"allowed {bound} {err.validator_value}{_why(err)}")
     if err.validator == "maxItems":
         return f"config key '{key}' has {len(err.instance)} items: allowed at most {err.validator_value}{_why(err)}"
     if err.validator == "enum":
@@ -101,9 +102,11 @@ def _gpt2(cfg: dict) -> Iterator[str]:
         if arch["n_embd"] % arch["n_head"]:
             yield _pair(*key("n_embd"), *key("n_head"), "n_embd must be a multiple of n_head")
         if g["seq_len"] > arch["n_positions"]:
-            yield _pair("gpt2.seq_len", g["seq_len"], *key("n_positions"), f"the model has {arch['n_positions']} positions")
+            yield _pair("gpt2.seq_len", g["seq_len"], *key("n_positions"),
+                        f"the model has {arch['n_positions']} positions")
         if g["g4_layer"] >= arch["n_layer"]:
-            yield _pair("gpt2.g4_layer", g["g4_layer"], *key("n_layer"), f"the model has layers 0..{arch['n_layer'] - 1}")
+            yield _pair("gpt2.g4_layer", g["g4_layer"], *key("n_layer"),
+                        f"the model has layers 0..{arch['n_layer'] - 1}")
         if name == "gpt2.random_config" and g["tokenizer_vocab_size"] > arch["vocab_size"]:
             yield _pair("gpt2.tokenizer_vocab_size", g["tokenizer_vocab_size"], *key("vocab_size"),
                         "the fallback tokenizer may not have more tokens than the model's vocabulary")
@@ -165,7 +168,8 @@ def _others(cfg: dict) -> Iterator[str]:
                     "checkpoint_sequential needs at least one block per segment")
     if o1["report_seed"] >= o1["seeds"]:
         yield _pair("optim.o1.report_seed", o1["report_seed"], "optim.o1.seeds", o1["seeds"], "seeds run 0..seeds-1")
-    for key, names in (("adam_arrangement", [o3["adam_arrangement"]]), ("mixed_arrangements", o3["mixed_arrangements"])):
+    named = {"adam_arrangement": [o3["adam_arrangement"]], "mixed_arrangements": o3["mixed_arrangements"]}
+    for key, names in named.items():
         for name in set(names) - set(o3["arrangements"]):
             yield _pair(f"optim.o3.{key}", name, "optim.o3.arrangements", sorted(o3["arrangements"]), "unknown name")
     sweep = cfg["precision"]["rel_error_sweep"]
