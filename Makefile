@@ -24,8 +24,16 @@ $(TEST_STAMP): $(STAMP) envs/requirements-test.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements-test.txt
 	@touch $(TEST_STAMP)
 
-report: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB)
+# Extra Snakemake arguments, e.g. SMK_ARGS='--configfile config.yaml .test/config.yaml'.
+SMK_ARGS ?=
+# BIN=<dir> runs an existing environment's python/snakemake and installs nothing.
+SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
+
+# After a kill: adbench.recover unlocks the directory when no live Snakemake holds it (one
+# line says so), and --rerun-incomplete reruns the jobs the kill interrupted.
+report: $(SETUP)
+	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
+	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
 	@echo "Report written to $(CURDIR)/report/report.html"
 
 test: $(TEST_STAMP) browser

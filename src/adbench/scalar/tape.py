@@ -4,7 +4,8 @@ Each op computes its forward value and leaves a closure that knows its local
 derivative. Two deliberate bugs (S4) are switches of this same code, not copies:
 `Tape(overwrite=True)` makes closures assign instead of accumulate, and
 `backward(order="forward")` runs closures in build order instead of reversed.
-The tape also counts graph nodes and executed closures (S8, S10).
+The tape also counts graph nodes and executed closures (S8, S10). Division is
+micrograd's decomposition `a * b**-1`, so it adds no primitive of its own.
 """
 
 from __future__ import annotations
@@ -112,6 +113,25 @@ class Value:
         out._backward = backward
         return out
 
+    def exp(self) -> "Value":
+        e = math.exp(self.data)  # OverflowError above ~709.78, as math.exp
+        out = Value(e, (self,), "exp")
+
+        def backward() -> None:
+            _give(self, e * out.grad)  # d exp(x)/dx = exp(x)
+        out._backward = backward
+        return out
+
+    def log(self) -> "Value":
+        if self.data <= 0:
+            raise ValueError(f"log of a non-positive value: {self.data!r}")
+        out = Value(math.log(self.data), (self,), "log")
+
+        def backward() -> None:
+            _give(self, out.grad / self.data)  # d log(x)/dx = 1/x
+        out._backward = backward
+        return out
+
     # micrograd's derived ops: each builds the same primitive nodes it would.
     def __neg__(self) -> "Value":
         return self * -1
@@ -127,6 +147,12 @@ class Value:
 
     def __rsub__(self, other: float) -> "Value":
         return other + (-self)
+
+    def __truediv__(self, other: "Value | float") -> "Value":
+        return self * other ** -1  # a / b = a * b**-1: a pow node (or constant) and a mul
+
+    def __rtruediv__(self, other: float) -> "Value":
+        return other * self ** -1
 
     def backward(self, order: str = "reverse") -> None:
         """Seed dL/dL = 1 and run every closure; order='forward' is the S4 bug (b)."""
