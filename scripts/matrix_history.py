@@ -5,7 +5,7 @@ from pathlib import Path
 
 from adbench.documented import load
 from adbench.jobs import run_job
-from adbench.matrix.history import env_line, history, run_from_archive, run_from_status
+from adbench.matrix.history import env_line, history, run_from_archive, run_from_status, varying
 from adbench.matrix.page import render_history
 from adbench.report.timing_moves import ALPHA
 
@@ -14,9 +14,7 @@ def build(statuses, archives, archive_dir, device, rel_threshold, timing_thresho
     matrix = [run_from_status(json.loads(Path(s).read_text()), Path(archive_dir), device) for s in statuses]
     taken = {r["label"] for r in matrix}
     runs = [run_from_archive(Path(a), "compare_to") for a in archives if Path(a).name not in taken] + matrix
-    extra = tuple(sorted({k for r in runs for k in r["versions"]} - {"python", "torch", "transformers",
-                                                                      "numpy", "pandas", "snakemake"}))
-    runs = [r | {"env": env_line(r, extra)} for r in runs]
+    runs = [r | {"env": env_line(r, varying(runs))} for r in runs]
     table = history(runs, load(), rel_threshold, timing_threshold)
     thresholds = {"relative": rel_threshold, "timing": timing_threshold, "alpha": ALPHA}
     html = render_history(template_dir, table, runs, thresholds)

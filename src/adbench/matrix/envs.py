@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,10 @@ def error_line(output: str) -> str:
     """The line that says why pip failed: its first 'ERROR:' line, else the last non-empty line."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("ERROR:") and "dependency resolver" not in ln]
-    return (errors or lines or ["pip failed without output"])[0]
+    line = (errors or lines or ["pip failed without output"])[0]
+    # pip lists every release it found; keep the last few so the line stays readable
+    return re.sub(r"\(from versions: ([^)]{60,})\)",
+                  lambda m: f"(from versions: …, {', '.join(m.group(1).split(', ')[-3:])})", line)
 
 
 def _pip(python: str, target: str, *args: str, logfile: Path) -> subprocess.CompletedProcess:
@@ -70,6 +74,7 @@ def build(dest: Path, base_python: str, base_purelib: str | None, requirements: 
     With `base_purelib`, `dest` is a layer: only `requirements` (the overrides) are installed in it.
     Without, `dest` is a full environment from `requirements` (the base built from the pins).
     """
+    dest = Path(dest).resolve()
     stamp = dest / STAMP
     if stamp.exists():
         old = json.loads(stamp.read_text())
@@ -96,7 +101,7 @@ def build(dest: Path, base_python: str, base_purelib: str | None, requirements: 
         problems = _pip_check(base_python, python, logfile)
         inside = query(python, list(pins))
         wrong = unmet(inside["versions"], pins)
-        record |= {"versions": inside["versions"], "python_version": inside["python"], "purelib": inside["purelib"]}
+        record |= {"versions": {"python": inside["python"], **inside["versions"]}, "purelib": inside["purelib"]}
         if problems or wrong:
             record |= {"ok": False, "error": "pip check: " + problems[0] if problems
                        else "installed versions differ from the pins: " + "; ".join(wrong)}

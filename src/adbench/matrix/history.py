@@ -29,6 +29,12 @@ def run_from_status(status: dict, archive_dir: Path, device: str) -> dict:
             "versions": status.get("versions", {}), "device": device, "stage": status.get("stage", "")}
 
 
+def varying(runs: list[dict]) -> tuple[str, ...]:
+    """Packages beyond torch/transformers/numpy whose version is not the same in every run."""
+    names = sorted({k for r in runs for k in r["versions"]} - set(CORE))
+    return tuple(k for k in names if len({r["versions"].get(k) for r in runs if r["versions"]}) > 1)
+
+
 def env_line(run: dict, extra: tuple[str, ...] = ()) -> str:
     """'torch 2.13.0, transformers 5.24.0, numpy 2.4.6, matplotlib 3.10.9, cpu'."""
     v = run["versions"]
@@ -57,7 +63,7 @@ def _value(x):
 def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float) -> pd.DataFrame:
     """One row per documented quantity (plus environment rows): the printed value in each run and the
     first step between consecutive successful runs where it moved, with both environments."""
-    extra = tuple(sorted({k for r in runs for k in r["versions"]} - set(CORE) - {"pandas", "snakemake"}))
+    extra = varying(runs)
     ok = [r for r in runs if r["ok"]]
     tables = {r["label"]: measured(r["root"], documented) for r in ok}
     first: dict[tuple, dict] = {}
@@ -71,7 +77,8 @@ def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, ti
         for r in noisy.itertuples(index=False):
             first.setdefault((r.id, r.quantity), {}).setdefault("noise_at", cur["label"])
     labels = [r["label"] for r in runs]
-    rows = [_env_row(p, runs, extra) for p in ("python", *CORE[1:], *extra)]
+    every = sorted({k for r in runs for k in r["versions"]} - set(CORE))
+    rows = [_env_row(p, runs, extra) for p in (*CORE, *every)]
     rows.append({"id": "run", "quantity": "status", "kind": "run",
                  **{r["label"]: "ok" if r["ok"] else f"failed ({r.get('stage', '')}): {r['error']}" for r in runs}})
     for d in documented.itertuples(index=False):
@@ -83,7 +90,7 @@ def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, ti
         rows.append(row | first.get((d.id, d.quantity), {}))
     cols = ["id", "quantity", "kind", "unit", "documented", *labels, "first_moved_at", "moved_from",
             "from_env", "to_env", "rule", "noise_at"]
-    return pd.DataFrame(rows).reindex(columns=cols).fillna("")
+    return pd.DataFrame(rows).reindex(columns=cols).astype(object).fillna("")
 
 
 def _env_row(package: str, runs: list[dict], extra) -> dict:

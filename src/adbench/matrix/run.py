@@ -99,11 +99,13 @@ def run_entry(name: str, overrides: dict, env: dict, config: dict, root: str, ru
     log.info("running %s", " ".join(cmd))
     t0 = time.perf_counter()
     environ = {k: v for k, v in os.environ.items() if k != "ADBENCH_VERSION_OVERRIDE"}
-    res = subprocess.run(cmd, capture_output=True, text=True, env={**environ, "PYTHONPATH": str(root_p / "src")})
-    (rundir_p / "snakemake.log").write_text(res.stdout + res.stderr)
+    inner_log = rundir_p / "snakemake.log"  # streamed, so a long run can be followed with tail -f
+    with inner_log.open("w", encoding="utf-8") as fh:
+        res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True,
+                             env={**environ, "PYTHONPATH": str(root_p / "src")})
     status |= {"stage": "run", "run_s": round(time.perf_counter() - t0, 1)}
     if res.returncode != 0:
-        status["error"] = run_error_line(res.stdout + res.stderr)
+        status["error"] = run_error_line(inner_log.read_text(encoding="utf-8", errors="replace"))
         log.warning("matrix entry %s: run failed: %s", name, status["error"])
         return {"status": status}
     clash = check_meta_versions(rundir_p / "results", overrides)

@@ -57,9 +57,14 @@ def environment_line(manifest: dict) -> str:
 
 def _num(x):
     try:
-        return float(x)
+        v = float(x)
     except (TypeError, ValueError):
         return None
+    return None if math.isnan(v) else v
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _intervals(df: pd.DataFrame) -> dict:
@@ -97,7 +102,10 @@ def printed(documented: str, value) -> str:
 
 
 def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold, roots, spans):
-    """('moved' | 'noise' | 'same', rule) for one quantity of two runs."""
+    """('moved' | 'noise' | 'same' | 'missing', rule) for one quantity of two runs."""
+    if _missing(old) or _missing(new):
+        return ("same", "measured in neither run") if _missing(old) and _missing(new) else \
+            ("missing", "measured in only one of the runs")
     a, b = _num(old), _num(new)
     if kind == "timing" and a is not None and b is not None:
         return timing_moved(mid, quantity, roots[0], roots[1], timing_threshold, spans, (a, b))
