@@ -11,7 +11,7 @@ from adbench.documented import load
 from adbench.matrix.entries import entries, pin_hash, resolved
 from adbench.matrix.envs import error_line, unmet
 from adbench.matrix.history import history, run_from_status
-from adbench.matrix.run import run_error_line
+from adbench.matrix.run import check_meta_versions, run_error_line
 from conftest import ROOT, SMOKE, copy_project, snakemake
 
 
@@ -40,6 +40,13 @@ def test_failure_lines_name_the_cause():
     smk = ("Error in rule scalar_s9_run:\n    jobid: 4\nTraceback (most recent call last):\n"
            "  File \"x.py\", line 3\nValueError: calibration gave 0 loops\nShutting down\n")
     assert run_error_line(smk) == "Error in rule scalar_s9_run: — ValueError: calibration gave 0 loops"
+
+
+def test_meta_json_must_record_the_entry_versions(tmp_path):
+    (tmp_path / "S1").mkdir()
+    (tmp_path / "S1/meta.json").write_text(json.dumps({"versions": {"numpy": "2.4.6", "torch": "2.13.0+cpu"}}))
+    assert check_meta_versions(tmp_path, {"numpy": "2.4.6", "torch": "2.13.0", "matplotlib": "3.10.9"}) == ""
+    assert check_meta_versions(tmp_path, {"numpy": "2.3.5"}) == "S1/meta.json records numpy 2.4.6, the entry asked for 2.3.5"
 
 
 def _archive(root, label, values, versions):
