@@ -22,4 +22,5 @@ def make_env(dest, base_python, base_purelib, requirements, pins, digest, pip_lo
         return {"record": {"ok": False, "error": f"{type(err).__name__}: {err}", "path": dest}}
 
 
-run_job(snakemake, make_env, base_record=snakemake.input.get("base"))  # noqa: F821 - injected by Snakemake
+run_job(snakemake, make_env,  # noqa: F821 - injected by Snakemake
+        base_record=next(iter(snakemake.input.get("base") or []), None))  # noqa: F821
