@@ -23,13 +23,13 @@ def ratio_chart(table: pd.DataFrame, labels: list[str], short: dict[str, str]) -
                            figsize=(max(4.0, 1.2 * len(labels) + 2), 2.0 * len(ranges)), sharex=True)
     for ax, (mid, spans) in zip(axes[:, 0], ranges.items()):
         for x, (lab, lo, hi) in enumerate(spans):
-            if lo is None:
-                ax.plot([x], [0], "x", color="0.6")
+            if lo is None:  # failed run, or one that did not measure this ID: no bar
                 continue
             ax.plot([x, x], [lo, hi], "-", color=COLORS[0], lw=6, solid_capstyle="butt")
             ax.plot([x, x], [lo, hi], "_", color=COLORS[0], ms=14)
-        unit = table.loc[(table.id == mid) & (table.kind == "timing"), "unit"].iloc[0]
+        unit = table.loc[(table.id == mid) & table.unit.isin(["×", "%"]), "unit"].iloc[0]
         ax.set_ylabel(f"{mid} ({unit})")
+        ax.set_xlim(-0.5, len(labels) - 0.5)
     axes[-1, 0].set_xticks(range(len(labels)), [short[lab] for lab in labels], rotation=20, ha="right", fontsize=8)
     axes[0, 0].set_title("Timing ratios: range over process runs, per run")
     return Markup(svg_bytes(fig).decode("utf-8").split("?>", 1)[-1])
