@@ -10,7 +10,7 @@ CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
-.PHONY: report test setup lint clean browser
+.PHONY: report test setup lint clean browser matrix
 
 setup: $(STAMP)
 
@@ -35,6 +35,15 @@ report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
 	@echo "Report written to $(CURDIR)/report/report.html"
+
+# Version matrix (config `matrix`): one environment per entry, the pipeline run in each, every run
+# archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after
+# config.yaml, e.g. `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
+MATRIX_CONFIG ?=
+matrix: $(STAMP)
+	$(BIN)/snakemake -s workflow/matrix.smk --cores $(CORES) --resources mem_mb=$(MEM_MB) \
+	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
+	@echo "History written to $(CURDIR)/report/history.html"
 
 test: $(TEST_STAMP) browser
 	$(BIN)/python -m pytest

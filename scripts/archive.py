@@ -9,5 +9,5 @@ def archive(dest, overwrite, results_dir, files, info):
 
 
 run_job(snakemake, archive,  # noqa: F821 - injected by Snakemake
-        files=[snakemake.input.comparison, *snakemake.input.files],  # noqa: F821
+        files=[snakemake.input.comparison, *snakemake.input.files, *snakemake.input.samples],  # noqa: F821
         info=dict(snakemake.params.info))  # noqa: F821

@@ -63,3 +63,95 @@ def test_label_and_snapshot_never_clobbers(tmp_path):
     snapshot(files, str(results), str(dest), True, {"label": "a"})
     assert (dest / "S1/values.csv").read_text() == "changed\n"
     assert sorted(p.name for p in dest.parent.iterdir()) == ["a"]  # no staging leftovers
+
+
+# --- when a timing has moved: Mann-Whitney on the raw samples, effect threshold, provenance ---
+import itertools  # noqa: E402
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from adbench.report.timing_moves import mann_whitney, sample_test, timing_moved  # noqa: E402
+
+
+def test_mann_whitney_matches_published_values():
+    # scipy.stats.mannwhitneyu documentation example (Conover): U = 17, exact p = 0.1111..., asymptotic 0.11134688...
+    males, females = [19, 22, 16, 29, 24], [20, 11, 17, 12]
+    assert mann_whitney(males, females) == (17.0, pytest.approx(0.1111111111111111, abs=1e-15))
+    u, p = mann_whitney(males, females, exact=False)
+    assert u == 17.0 and p == pytest.approx(0.11134688653314041, rel=1e-12)
+
+
+def test_mann_whitney_exact_against_enumeration():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=4), rng.normal(0.8, size=5)
+    u, p = mann_whitney(x, y)
+    pooled = np.concatenate([x, y])
+    us = [sum(a > b for a in pooled[list(c)] for b in np.delete(pooled, list(c))) for c in itertools.combinations(range(9), 4)]
+    assert u == sum(a > b for a in x for b in y)
+    tail = min(u, 20 - u)
+    assert p == pytest.approx(2 * sum(v <= tail for v in us) / len(us))
+
+
+def test_mann_whitney_separates_shift_from_same_distribution():
+    rng = np.random.default_rng(0)
+    a, b = rng.lognormal(0, 0.05, 30), rng.lognormal(0, 0.05, 30)
+    assert mann_whitney(a, b)[1] > 0.05            # negative control: same distribution
+    assert mann_whitney(a, b * 1.3)[1] < 1e-6      # 30 % slower
+
+
+def _samples(tape, torch, processes=1):
+    rows = [{"process": p, "round": r, "candidate": c, "per_call_us": v}
+            for p in range(1, processes + 1) for c, vals in (("tape", tape), ("torch", torch)) for r, v in enumerate(vals)]
+    return pd.DataFrame(rows)
+
+
+def test_sample_test_needs_significance_and_effect():
+    rng = np.random.default_rng(1)
+    base = rng.lognormal(np.log(5000), 0.02, 11)
+    torch = rng.lognormal(np.log(8), 0.02, 11)
+    old = _samples(base, torch)
+    assert sample_test(old, _samples(base * 1.3, torch), "tape_median_min_us", 0.10)[0]        # significant, +30 %
+    assert not sample_test(old, _samples(base * 1.05, torch), "tape_median_min_us", 0.10)[0]   # significant, +5 %
+    assert not sample_test(old, _samples(base * 1.3, torch), "torch_median_max_us", 0.10)[0]   # other candidate
+    assert sample_test(old, _samples(base * 1.3, torch), "ratio_max", 0.10)[0]                 # the paired ratio moved
+    few = _samples(base[:3], torch[:3])
+    assert not sample_test(few, _samples(base[:3] * 1.3, torch[:3]), "tape_median_min_us", 0.10)[0]  # 3 vs 3: p >= 0.1
+
+
+def _run(root, tape, torch, code="abc", torch_version="2.13.0"):
+    (root / "S9").mkdir(parents=True)
+    _samples(tape, torch, processes=2).to_csv(root / "S9/samples.csv", index=False)
+    (root / "S9/meta.json").write_text(json.dumps({"code_hash": code, "versions": {"torch": torch_version,
+                                                                                   "snakemake": "9"}}))
+    return root
+
+
+def test_timing_moved_labels_noise_when_provenance_is_unchanged(tmp_path):
+    rng = np.random.default_rng(2)
+    tape, torch = rng.lognormal(np.log(5000), 0.02, 11), rng.lognormal(np.log(8), 0.02, 11)
+    old = _run(tmp_path / "old", tape, torch)
+    same_env = _run(tmp_path / "same", tape * 1.3, torch)
+    bumped = _run(tmp_path / "bumped", tape * 1.3, torch, torch_version="2.14.1")
+    calm = _run(tmp_path / "calm", tape * 1.02, torch, torch_version="2.14.1")
+    assert timing_moved("S9", "tape_median_min_us", old, same_env, 0.10)[0] == "noise"
+    assert timing_moved("S9", "tape_median_min_us", old, bumped, 0.10)[0] == "moved"
+    assert timing_moved("S9", "tape_median_min_us", old, calm, 0.10)[0] == "same"
+
+
+def test_changes_prints_documented_digits_and_uses_raw_samples(tmp_path):
+    rng = np.random.default_rng(4)
+    tape, torch = rng.lognormal(np.log(5000), 0.02, 11), rng.lognormal(np.log(8), 0.02, 11)
+    old_root = _run(tmp_path / "old", tape, torch)
+    new_root = _run(tmp_path / "new", tape * 1.08, torch, torch_version="2.14.1")  # issue's S9 case: ~8 %
+    old = _cmp([("S9", "tape_median_min_us", "6474.8", 4850.123456, "timing"),
+                ("S9", "tape_median_max_us", "6474.8", 5261.98765, "timing")])
+    new = _cmp([("S9", "tape_median_min_us", "6474.8", 4511.5555, "timing"),
+                ("S9", "tape_median_max_us", "6474.8", 4650.0001, "timing")])
+    out = changes(old, new, "a", "x", "y", 0.05, 0.10, old_root, new_root).set_index("quantity")
+    assert out.loc["tape_median_min_us", "old"] == "4850.1" and out.loc["tape_median_max_us", "old"] == "5262.0"
+    assert out.loc["tape_median_min_us", "new"] == "4511.6" and out.loc["tape_median_max_us", "new"] == "4650.0"
+    assert not out.moved.any() and out.rule.str.contains("Mann-Whitney").all()   # spans disjoint, effect < 10 %
+    moved_root = _run(tmp_path / "moved", tape * 1.25, torch, torch_version="2.14.1")
+    out = changes(old, new, "a", "x", "y", 0.05, 0.10, old_root, moved_root)
+    assert out.moved.all() and (out.status == "moved").all()

@@ -60,6 +60,7 @@ rule report_changes:
         changes=report("results/changes.csv", caption="../report/changes.rst", category="Comparison"),
     params:
         args=dict(rel_threshold=config["changes"]["relative_threshold"],
+                  timing_threshold=config["changes"]["timing_threshold"],
                   archives=[f"archive/{label}" for label in config["compare_to"]]),
         prov=prov("adbench.report.changes", packages=()),
         env=dict(versions=versions(), device=config["device"]),
@@ -74,6 +75,9 @@ rule archive:
     input:
         comparison="results/comparison.csv",
         files=report_inputs,
+        # raw timing samples: "What changed" and the matrix history test them against a later run
+        samples=lambda w: sorted({str(f) for r in workflow.rules for f in r.output
+                                  if Path(str(f)).name == "samples.csv" and "{" not in str(f)}),
     output:
         manifest=f"archive/{ARCHIVE_LABEL}.manifest.json",
     params:

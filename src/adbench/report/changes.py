@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..compare import parse_printed
+from ..compare import format_like, parse_printed
 from ..io import read_csv, write_json
+from .timing_moves import timing_moved
 
 _PAIR = re.compile(r"^(.*)_(min|max)(_[a-z]+)?$")
 
 
-def default_label(versions: dict, device: str, day: date) -> str:
-    """'2026-11-29_torch2.13.0_transformers5.24.0_cpu' from the environment."""
-    v = "_".join(f"{k}{versions.get(k, 'na')}" for k in ("torch", "transformers"))
+def default_label(versions: dict, device: str, day: date, extra: tuple[str, ...] = ()) -> str:
+    """'2026-11-29_torch2.13.0_transformers5.24.0_cpu' from the environment (plus `extra` packages)."""
+    keys = ("torch", "transformers") + tuple(k for k in extra if k not in ("torch", "transformers"))
+    v = "_".join(f"{k}{versions.get(k, 'na')}" for k in keys)
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{day.isoformat()}_{v}_{device}")
 
 
@@ -55,9 +57,14 @@ def environment_line(manifest: dict) -> str:
 
 def _num(x):
     try:
-        return float(x)
+        v = float(x)
     except (TypeError, ValueError):
         return None
+    return None if math.isnan(v) else v
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _intervals(df: pd.DataFrame) -> dict:
@@ -72,8 +79,8 @@ def _intervals(df: pd.DataFrame) -> dict:
     return out
 
 
-def moved(kind: str, documented: str, old, new, rel_threshold: float, spans=None) -> tuple[bool, str]:
-    """Whether one quantity moved beyond its tolerance, and the rule applied."""
+def moved(kind: str, documented: str, old, new, rel_threshold: float) -> tuple[bool, str]:
+    """Whether one non-timing quantity moved beyond its tolerance, and the rule applied."""
     a, b = _num(old), _num(new)
     if a is None or b is None:
         return (str(old) != str(new)), "text differs" if str(old) != str(new) else "same text"
@@ -81,17 +88,42 @@ def moved(kind: str, documented: str, old, new, rel_threshold: float, spans=None
         parsed = parse_printed(documented)
         tol = parsed[1] if parsed else 0.0
         return abs(b - a) > tol, f"±{tol:.1e} (printed digits)"
-    if kind == "timing" and spans is not None:
-        (lo1, hi1), (lo2, hi2) = spans
-        return (hi1 < lo2 or hi2 < lo1), f"process-run spreads [{lo1:.4g}, {hi1:.4g}] vs [{lo2:.4g}, {hi2:.4g}]"
     scale = max(abs(a), abs(b))
     rel = 0.0 if scale == 0 else abs(b - a) / scale
     return rel > rel_threshold, f"relative change {rel:.1%} vs threshold {rel_threshold:.0%}"
 
 
+def printed(documented: str, value) -> str:
+    """A then/now cell with the documented number of digits (text as it is)."""
+    x = _num(value)
+    if x is None or parse_printed(documented) is None:
+        return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    return format_like(documented, x)
+
+
+def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold, roots, spans):
+    """('moved' | 'noise' | 'same' | 'missing', rule) for one quantity of two runs."""
+    if _missing(old) or _missing(new):
+        return ("same", "measured in neither run") if _missing(old) and _missing(new) else \
+            ("missing", "measured in only one of the runs")
+    a, b = _num(old), _num(new)
+    if kind == "timing" and a is not None and b is not None:
+        return timing_moved(mid, quantity, roots[0], roots[1], timing_threshold, spans, (a, b))
+    did, rule = moved(kind, doc, old, new, rel_threshold)
+    return ("moved" if did else "same"), rule
+
+
+COLUMNS = ["archive", "id", "quantity", "kind", "documented", "old", "new", "old_value", "new_value",
+           "moved", "status", "rule", "old_env", "new_env"]
+
+
 def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, new_env: str,
-            rel_threshold: float) -> pd.DataFrame:
-    """Every documented quantity of two comparison tables with whether it moved."""
+            rel_threshold: float, timing_threshold: float = 0.10, old_root=None, new_root=None) -> pd.DataFrame:
+    """Every documented quantity of two comparison tables with whether it moved.
+
+    `old_root` / `new_root`: the runs' results (or archive) folders, for raw timing samples and
+    meta.json provenance; without them timings fall back to process-run spans.
+    """
     spans_old, spans_new = _intervals(old[old.kind == "timing"]), _intervals(new[new.kind == "timing"])
     merged = old.merge(new, on=["id", "quantity"], how="outer", suffixes=("_old", "_new"))
     rows = []
@@ -101,21 +133,23 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
         m = _PAIR.match(r.quantity)
         key = (r.id, m.group(1) + (m.group(3) or "")) if m else None
         spans = (spans_old[key], spans_new[key]) if key in spans_old and key in spans_new else None
-        did, rule = moved(kind, doc, r.measured_old, r.measured_new, rel_threshold, spans)
+        status, rule = _status(kind, doc, r.quantity, r.id, r.measured_old, r.measured_new, rel_threshold,
+                               timing_threshold, (old_root, new_root), spans)
         rows.append({"archive": archive, "id": r.id, "quantity": r.quantity, "kind": kind, "documented": doc,
-                     "old": r.measured_old, "new": r.measured_new, "moved": bool(did), "rule": rule,
-                     "old_env": old_env, "new_env": new_env})
-    return pd.DataFrame(rows, columns=["archive", "id", "quantity", "kind", "documented", "old", "new",
-                                       "moved", "rule", "old_env", "new_env"])
+                     "old": printed(doc, r.measured_old), "new": printed(doc, r.measured_new),
+                     "old_value": r.measured_old, "new_value": r.measured_new, "moved": status == "moved",
+                     "status": status, "rule": rule, "old_env": old_env, "new_env": new_env})
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def measure_changes(comparison: str, archives: list[str], rel_threshold: float, current_env: dict) -> dict:
+def measure_changes(comparison: str, archives: list[str], rel_threshold: float, current_env: dict,
+                    timing_threshold: float = 0.10, results_dir: str = "results") -> dict:
     """results/changes.csv: this run against each archive listed in compare_to."""
     new = read_csv(comparison)
     frames = []
     for path in archives:
         manifest = json.loads((Path(path) / "MANIFEST.json").read_text())
         frames.append(changes(read_csv(Path(path) / "comparison.csv"), new, Path(path).name,
-                              environment_line(manifest), environment_line(current_env), rel_threshold))
-    cols = ["archive", "id", "quantity", "kind", "documented", "old", "new", "moved", "rule", "old_env", "new_env"]
-    return {"changes": pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)}
+                              environment_line(manifest), environment_line(current_env), rel_threshold,
+                              timing_threshold, Path(path), Path(results_dir)))
+    return {"changes": pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)}

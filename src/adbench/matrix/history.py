@@ -1,0 +1,129 @@
+"""History across runs: every documented quantity per run, and the first run at which it moved."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import read_csv
+from ..report.changes import changes, environment_line, printed
+
+CORE = ("python", "torch", "transformers", "numpy")
+
+
+def run_from_archive(path: Path, source: str) -> dict:
+    """A history run from an archive folder (its MANIFEST.json says which environment made it)."""
+    manifest = json.loads((Path(path) / "MANIFEST.json").read_text())
+    return {"label": Path(path).name, "source": source, "root": Path(path), "ok": True, "error": "",
+            "versions": manifest.get("versions", {}), "device": manifest.get("device", "?")}
+
+
+def run_from_status(status: dict, archive_dir: Path, device: str) -> dict:
+    """A history run from a matrix entry's status.json (failed entries have no archive)."""
+    root = Path(archive_dir) / status["label"] if status.get("ok") else None
+    return {"label": status["label"] or status["entry"], "source": f"matrix entry {status['entry']}",
+            "root": root, "ok": bool(status.get("ok")), "error": status.get("error", ""),
+            "versions": status.get("versions", {}), "device": device, "stage": status.get("stage", "")}
+
+
+def varying(runs: list[dict]) -> tuple[str, ...]:
+    """Packages beyond torch/transformers/numpy whose version is not the same in every run."""
+    names = sorted({k for r in runs for k in r["versions"]} - set(CORE))
+    return tuple(k for k in names if len({r["versions"].get(k) for r in runs if r["versions"]}) > 1)
+
+
+def env_line(run: dict, extra: tuple[str, ...] = ()) -> str:
+    """'torch 2.13.0, transformers 5.24.0, numpy 2.4.6, matplotlib 3.10.9, cpu'."""
+    v = run["versions"]
+    keys = [k for k in (*CORE[1:], *extra) if k in v]
+    return ", ".join([f"{k} {v[k]}" for k in dict.fromkeys(keys)] + [run.get("device", "?")])
+
+
+def measured(root: Path, documented: pd.DataFrame) -> pd.DataFrame:
+    """id, quantity, kind, documented, measured of one run: its comparison.csv, else its values.csv files
+    (a matrix run restricted to a few targets has no comparison)."""
+    cols = ["id", "quantity", "kind", "documented", "measured"]
+    if (Path(root) / "comparison.csv").exists():
+        cmp = read_csv(Path(root) / "comparison.csv")[["id", "quantity", "measured"]]
+    else:
+        frames = [read_csv(p) for p in sorted(Path(root).rglob("values.csv"))]
+        vals = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["id", "quantity", "value"])
+        cmp = vals.rename(columns={"value": "measured"})[["id", "quantity", "measured"]]
+    cmp = cmp.drop_duplicates(["id", "quantity"], keep="last")
+    return documented[["id", "quantity", "kind", "documented"]].merge(cmp, on=["id", "quantity"], how="left")[cols]
+
+
+def _value(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float) -> pd.DataFrame:
+    """One row per documented quantity (plus environment rows): the printed value in each run and the
+    first step between consecutive successful runs where it moved, with both environments."""
+    extra = varying(runs)
+    ok = [r for r in runs if r["ok"]]
+    tables = {r["label"]: measured(r["root"], documented) for r in ok}
+    first: dict[tuple, dict] = {}
+    for prev, cur in zip(ok, ok[1:]):
+        step = changes(tables[prev["label"]], tables[cur["label"]], cur["label"], env_line(prev, extra),
+                       env_line(cur, extra), rel_threshold, timing_threshold, prev["root"], cur["root"])
+        for r in step[step.status == "moved"].itertuples(index=False):
+            first.setdefault((r.id, r.quantity), {"first_moved_at": cur["label"], "moved_from": prev["label"],
+                                                  "from_env": r.old_env, "to_env": r.new_env, "rule": r.rule})
+        noisy = step[step.status == "noise"]
+        for r in noisy.itertuples(index=False):
+            first.setdefault((r.id, r.quantity), {}).setdefault("noise_at", cur["label"])
+    labels = [r["label"] for r in runs]
+    every = sorted({k for r in runs for k in r["versions"]} - set(CORE))
+    rows = [_env_row(p, runs, extra) for p in (*CORE, *every)]
+    rows.append({"id": "run", "quantity": "status", "kind": "run",
+                 **{r["label"]: "ok" if r["ok"] else f"failed ({r.get('stage', '')}): {r['error']}" for r in runs}})
+    for d in documented.itertuples(index=False):
+        row = {"id": d.id, "quantity": d.quantity, "kind": d.kind, "unit": d.unit, "documented": d.documented}
+        for lab in labels:
+            t = tables.get(lab)
+            val = t.loc[(t.id == d.id) & (t.quantity == d.quantity), "measured"] if t is not None else pd.Series([])
+            row[lab] = printed(d.documented, _value(val.iloc[0])) if len(val) and _value(val.iloc[0]) is not None else ""
+        rows.append(row | first.get((d.id, d.quantity), {}))
+    cols = ["id", "quantity", "kind", "unit", "documented", *labels, "first_moved_at", "moved_from",
+            "from_env", "to_env", "rule", "noise_at"]
+    return pd.DataFrame(rows).reindex(columns=cols).astype(object).fillna("")
+
+
+def _env_row(package: str, runs: list[dict], extra) -> dict:
+    """Environment row: the version of `package` in each run, and the first successful run where it changed."""
+    row = {"id": "env", "quantity": package, "kind": "environment"}
+    prev = None
+    for r in runs:
+        row[r["label"]] = r["versions"].get(package, "")
+        if r["ok"]:
+            if prev is not None and r["versions"].get(package) != prev["versions"].get(package) \
+                    and "first_moved_at" not in row:
+                row |= {"first_moved_at": r["label"], "moved_from": prev["label"], "from_env": env_line(prev, extra),
+                        "to_env": env_line(r, extra), "rule": "version differs"}
+            prev = r
+    return row
+
+
+def ratio_ranges(table: pd.DataFrame, labels: list[str]) -> dict[str, list]:
+    """ID -> per run (label, low, high) of its timing ratio rows (ratio_min/ratio_max, or one overhead value)."""
+    out: dict[str, list] = {}
+    timing = table[(table.kind == "timing") & table.unit.isin(["×", "%"])]
+    for mid, g in timing.groupby("id", sort=False):
+        spans = []
+        for lab in labels:
+            vals = [float(v.replace(",", "")) for v in g[lab] if isinstance(v, str) and _is_num(v)]
+            spans.append((lab, min(vals), max(vals)) if vals else (lab, None, None))
+        out[mid] = spans
+    return out
+
+
+def _is_num(s: str) -> bool:
+    try:
+        float(s.replace(",", ""))
+        return True
+    except ValueError:
+        return False
