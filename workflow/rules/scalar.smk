@@ -153,9 +153,10 @@ rule scalar_s10:
         mlp_grads="results/S10/mlp_grads.csv",
         mlp_nodes_by_op="results/S10/mlp_nodes_by_op.csv",
         backward_steps="results/S10/backward_steps.csv",
+        reuse_steps="results/S10/reuse_steps.csv",
         meta="results/S10/meta.json",
     params:
-        args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp']),
+        args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp'], reuse_x=config['scalar']['reuse_x']),
         prov=prov("adbench.scalar.probes"),
     log:
         "logs/scalar_s10.log",
@@ -279,5 +280,6 @@ register(
     "results/S6/sweep.csv", "results/S6/controls.csv", "results/S7/directions.csv",
     "results/S8/modes.csv", "results/S9/per_process.csv", "results/S9/calibration.csv",
     "results/S10/mlp_grads.csv", "results/S10/mlp_nodes_by_op.csv", "results/S10/backward_steps.csv",
+    "results/S10/reuse_steps.csv",
     "results/S5/valley.svg", "results/S9/samples.svg",
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..tables import values_table
@@ -19,8 +21,14 @@ def dashboard(final: float, correct: float, uniform: float) -> str:
     return f"looks normal on its own: a falling curve; only a correct run beside it shows it ends {side}"
 
 
+def surprise(p: float) -> float:
+    """Cross-entropy of one token given probability p: -ln p nats (0 for a certain token)."""
+    return 0.0 - math.log(p)  # 0.0 - ... keeps -ln 1 at +0.0
+
+
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
-                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int) -> dict:
+                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int,
+                    surprise_probabilities: list[float]) -> dict:
     """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view)."""
     curves = curves.sort_values(["variant", "step"], kind="stable")
     held = heldout.set_index("variant")["heldout_loss"]
@@ -43,8 +51,11 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
              ("unshifted_heldout_loss", held["unshifted_targets"]),
              ("loss_x40_heldout_loss", held["loss_x40"]),
              ("detached_positions_heldout_loss", held["detached_positions"]),
-             ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1))]
+             ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1)),
+             ("uniform_loss", base["uniform"])]
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
+    notes["uniform_loss"] = "ln of this corpus's character count, from the evaluation's uniform baseline"
+    items += [(f"surprise_p{p:g}", surprise(p)) for p in surprise_probabilities]
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
     notes["charset_size"] = "this corpus's character set, not the blog's"
     notes["unshifted_final_train_loss"] = (

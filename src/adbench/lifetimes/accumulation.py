@@ -35,6 +35,16 @@ def _mse_grad(model, x, y, reduction: str = "mean", scale: float = 1.0) -> torch
     return _grads(model)
 
 
+def _accumulate(model, x, y, steps: int, micro: int, scaled: bool) -> torch.Tensor:
+    """nanoGPT's loop: `steps` microbatches of `micro` examples, backward into one buffer, loss / steps if scaled."""
+    model.zero_grad(set_to_none=True)
+    for s in range(steps):
+        sl = slice(s * micro, (s + 1) * micro)
+        loss = torch.nn.functional.mse_loss(model(x[sl]), y[sl])
+        (loss / steps if scaled else loss).backward()
+    return _grads(model)
+
+
 def measure_l1(n_examples: int, in_features: int, out_features: int, seed: int) -> dict:
     """L1: a second backward on a retained graph adds the same gradient again; zero_grad(None) clears."""
     model, x, y = _problem(n_examples, in_features, out_features, seed)
@@ -69,12 +79,8 @@ def measure_l2(n_examples: int, split: list[int], in_features: int, out_features
     # nanoGPT: nanogpt_steps equal microbatches, each loss divided by the step count, one buffer
     big_model, bx, by = _problem(nanogpt_steps * nanogpt_micro, in_features, out_features, seed)
     big_full = _mse_grad(big_model, bx, by)
-    big_model.zero_grad(set_to_none=True)
-    for s in range(nanogpt_steps):
-        sl = slice(s * nanogpt_micro, (s + 1) * nanogpt_micro)
-        (torch.nn.functional.mse_loss(big_model(bx[sl]), by[sl]) / nanogpt_steps).backward()
-    accumulated = _grads(big_model)
-    unscaled = accumulated * nanogpt_steps  # the same loop without the division
+    accumulated = _accumulate(big_model, bx, by, nanogpt_steps, nanogpt_micro, scaled=True)
+    unscaled = _accumulate(big_model, bx, by, nanogpt_steps, nanogpt_micro, scaled=False)  # the bug: no /steps
     log.info("full-batch norm %.10f; weighted err %.3e; unweighted err %.3e", full.norm().item(),
              (weighted - full).abs().max().item(), (unweighted - full).abs().max().item())
     table = pd.DataFrame([
