@@ -36,6 +36,19 @@ def ulp_sensitivity(inputs, targets, hidden: int, init_range: float, seeds: int,
     return table
 
 
+def unjudged_reason(quantity: str, check_seed: int, ulp: pd.DataFrame) -> str:
+    """Why a row is shown but not judged ('' = judged): unknown check state, or a seed whose basin is a coin flip."""
+    if quantity in ("gradcheck_tape", "gradcheck_central"):   # see the documented rows' note for the search
+        return (f"measured at the configured state (seed {check_seed}, before training); the documents' checked "
+                "parameter state is not pinned by anything they printed")
+    if quantity.startswith("gd_final_loss_seed"):
+        u = ulp.set_index("seed").loc[int(quantity.removeprefix("gd_final_loss_seed"))]
+        if 0 < u.stuck_copies < u.copies:  # the ulp control splits: the endpoint is decided by last-bit rounding
+            return (f"this seed's basin is not determined by the protocol: {int(u.stuck_copies)} of {int(u.copies)} "
+                    "copies nudged by a few ulps in one weight end stuck, the others solve")
+    return ""
+
+
 def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd.DataFrame,
                inputs: list, targets: list, hidden: int, init_range: float, seeds: int, steps: int,
                gd: dict, stuck_threshold: float, gradcheck: dict, report_seed: int,
@@ -78,10 +91,6 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
                   f"{check.abs_diff.min():.2e} to {check.abs_diff.max():.2e}: rounding noise")
     notes = {"stuck_count": stuck_note, "gradcheck_abs_diff": check_note}
     values = values_table("O1", items, notes=notes)
-    # The documents' checked state is unknown (see the documented rows' note): show, do not judge.
-    values["unjudged_reason"] = ["" if q not in ("gradcheck_tape", "gradcheck_central") else
-                                 f"measured at the configured state (seed {gradcheck['seed']}, before training); the "
-                                 "documents' checked parameter state is not pinned by anything they printed"
-                                 for q in values.quantity]
+    values["unjudged_reason"] = [unjudged_reason(q, gradcheck["seed"], ulp) for q in values.quantity]
     return {"values": values, "seeds": per_seed,
             "gradcheck": check, "ulp": ulp}
