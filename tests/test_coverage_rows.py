@@ -199,3 +199,28 @@ def test_o1_seed_rows_unjudged_only_where_the_ulp_control_splits():
     assert "3 of 7" in unjudged_reason("gd_final_loss_seed0", 0, ulp)
     assert unjudged_reason("gd_final_loss_seed1", 0, ulp) == unjudged_reason("gd_final_loss_seed2", 0, ulp) == ""
     assert unjudged_reason("stuck_count", 0, ulp) == ""
+
+
+def test_l3_example_weights_by_autograd():
+    from fractions import Fraction
+
+    from adbench.lifetimes.accumulation import example_weights, measure_l3
+    naive = example_weights([3, 4], counted=False)
+    assert naive == pytest.approx([1 / 6] * 3 + [1 / 8] * 4, abs=1e-16)          # analytic 1/(2 * count)
+    assert example_weights([3, 4], counted=True) == pytest.approx([1 / 7] * 7, abs=1e-16)
+    assert example_weights([3, 3], counted=False) == pytest.approx([1 / 6] * 6)   # control: equal ranks agree
+    v = values(measure_l3([3, 4], 3, 2, 0))
+    assert (v["naive_weight_rank0"], v["naive_weight_rank1"], v["counted_weight"]) == ("1/6", "1/8", "1/7")
+    assert Fraction(v["counted_weight"]) != Fraction(v["naive_weight_rank0"])
+
+
+def test_precision_extra_rows():
+    from adbench.precision.formats import measure_p2, measure_p8
+    from adbench.precision.scaling import measure_p4
+    p2 = values(measure_p2([1e-7, 1e-8]))
+    assert p2["subnormal_steps_1e-07"] == float(np.float16(1e-7)) / 2.0 ** -24 == 2.0   # numpy oracle
+    assert p2["subnormal_steps_1e-08"] == 0.0                                              # control: flushed
+    p4 = values(measure_p4([0.1, 1.0, 2.0], 65536.0))
+    assert (p4["product_0.1"], p4["product_1"], p4["product_2"]) == (0.1 * 65536, 65536.0, 131072.0)
+    p8 = values(measure_p8([1e-8]))
+    assert p8["gap_bf16_exact"] == 2.0 ** -7 and p8["bf16_gap_over_fp16"] == 2.0 ** -7 / 2.0 ** -10 == 8.0
