@@ -224,3 +224,40 @@ def test_precision_extra_rows():
     assert (p4["product_0.1"], p4["product_1"], p4["product_2"]) == (0.1 * 65536, 65536.0, 131072.0)
     p8 = values(measure_p8([1e-8]))
     assert p8["gap_bf16_exact"] == 2.0 ** -7 and p8["bf16_gap_over_fp16"] == 2.0 ** -7 / 2.0 ** -10 == 8.0
+
+
+@pytest.mark.slow
+def test_smoke_report_has_the_new_rows_and_a_working_reuse_stepper(smoke, tmp_path):
+    """The smoke DAG writes every appended documented row and the second step-through runs in a browser."""
+    import shutil
+
+    project = smoke[0]
+    comparison = pd.read_csv(project / "results/comparison.csv", dtype=str, keep_default_na=False)
+    doc = load(project / "src/adbench/data/documented.csv")
+    new = doc[doc.tolerance.ne("") | doc.kind.eq("property") | doc.quantity.str.contains(
+        r"^(?:reuse_|gd_final_loss_seed|gradcheck_(?:tape|central)|.*_8digits|product_|surprise_p|naive_weight|counted_weight)")]
+    joined = comparison.merge(new[["id", "quantity"]], on=["id", "quantity"])
+    assert len(joined) == len(new) and (joined.status != "MISSING").all()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed; browser part skipped")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((project / "report/report.html").as_uri())
+        x = page.locator('#reuse-stepper-plot g[data-node="x"]')
+        grads = {}
+        for mode in ("counted", "eager"):
+            page.select_option("#reuse-stepper-mode", mode)
+            page.click("#reuse-stepper-reset")
+            while page.locator("#reuse-stepper-next").is_enabled():
+                page.click("#reuse-stepper-next")
+            grads[mode] = float(x.get_attribute("data-grad"))
+        page.locator("#reuse-stepper").screenshot(path=str(tmp_path / "reuse.png"))
+        browser.close()
+    analytic = 2 * 0.5 * (1 + (1 - math.tanh(0.25) ** 2))  # config scalar.reuse_x = 0.5
+    assert errors == [] and grads["counted"] == pytest.approx(analytic, abs=1e-12)
+    assert grads["eager"] == pytest.approx(1.0) != pytest.approx(grads["counted"])  # the bug loses branch B
