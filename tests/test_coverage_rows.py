@@ -237,8 +237,9 @@ def test_smoke_report_has_the_new_rows_and_a_working_reuse_stepper(smoke, tmp_pa
     new = doc[doc.kind.eq("property") | doc.quantity.str.fullmatch(
         r"reuse_.*|gd_final_loss_seed\d|gradcheck_(?:tape|central)|.*_8digits|product_.*|surprise_p.*|naive_weight_.*"
         r"|counted_weight|(?:numerical_slope|grad_dot_v|abs_error)_d\d|central_err_h1e-08_4sig|change_h0\.1|f_at_3"
-        r"|min_nats|ckpt_reduction_pct|uniform_loss|subnormal_steps_1e-07|gap_bf16_exact|bf16_gap_over_fp16")]
-    assert len(new) == 54
+        r"|min_nats|ckpt_reduction_pct|uniform_loss|subnormal_steps_1e-07|gap_bf16_exact|bf16_gap_over_fp16"
+        r"|derivative_at_3|mutated_storage_\d|stale_grad_\d")]
+    assert len(new) == 59
     joined = comparison.merge(new[["id", "quantity"]], on=["id", "quantity"])
     assert len(joined) == len(new) and (joined.status != "MISSING").all()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -264,3 +265,16 @@ def test_smoke_report_has_the_new_rows_and_a_working_reuse_stepper(smoke, tmp_pa
     analytic = 2 * 0.5 * (1 + (1 - math.tanh(0.25) ** 2))  # config scalar.reuse_x = 0.5
     assert errors == [] and grads["counted"] == pytest.approx(analytic, abs=1e-12)
     assert grads["eager"] == pytest.approx(1.0) != pytest.approx(grads["counted"])  # the bug loses branch B
+
+
+def test_s2_derivative_is_the_tapes_and_l5_stale_gradient():
+    from adbench.lifetimes.graph import measure_l5, silent_stale_gradient
+    t = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    (t ** 2).backward()
+    assert values(probes.measure_s2(3.0, [0.1]))["derivative_at_3"] == t.grad.item() == 6.0
+    assert values(probes.measure_s2(4.0, [0.1]))["derivative_at_4"] == 8.0          # control: follows x
+    storage, stale = silent_stale_gradient([2.0, 3.0], 1.0)
+    assert storage == [3.0, 4.0] and stale == [2 * 3.0, 2 * 4.0]                   # analytic 2 (x + shift)
+    v = values(measure_l5([2.0, 3.0], 1.0, 2.0))
+    assert "modified by an inplace operation" in v["inplace_error"]                # without the hooks: refused
+    assert [v["stale_grad_0"], v["stale_grad_1"]] != [v["retain_graph_grad_0"], v["retain_graph_grad_1"]]

@@ -64,6 +64,10 @@ def measure_s2(nudge_x: float, nudges: list[float]) -> dict:
     table = pd.DataFrame(rows)
     items = [(f"ratio_h{r['nudge']:g}", r["ratio"]) for r in rows]
     items.append((f"f_at_{nudge_x + nudges[0]:g}", rows[0]["f_x_plus_h"]))
+    with Tape():   # the limit of the ratios: the tape's derivative of x² at x ("At x=3, it is 6")
+        vx = Value(nudge_x)
+        (vx ** 2).backward()
+    items += [(f"derivative_at_{nudge_x:g}", vx.grad)]
     items += [(f"f_at_{nudge_x:g}", rows[0]["f_x"]),  # "At x=3, the output is 9"
               (f"change_h{nudges[0]:g}", rows[0]["f_x_plus_h"] - rows[0]["f_x"])]  # "the output changed by 0.61"
     return {"values": values_table("S2", items), "nudges": table}
