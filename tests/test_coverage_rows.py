@@ -238,8 +238,8 @@ def test_smoke_report_has_the_new_rows_and_a_working_reuse_stepper(smoke, tmp_pa
         r"reuse_.*|gd_final_loss_seed\d|gradcheck_(?:tape|central)|.*_8digits|product_.*|surprise_p.*|naive_weight_.*"
         r"|counted_weight|(?:numerical_slope|grad_dot_v|abs_error)_d\d|central_err_h1e-08_4sig|change_h0\.1|f_at_3"
         r"|min_nats|ckpt_reduction_pct|uniform_loss|subnormal_steps_1e-07|gap_bf16_exact|bf16_gap_over_fp16"
-        r"|derivative_at_3|mutated_storage_\d|stale_grad_\d")]
-    assert len(new) == 59
+        r"|derivative_at_3|mutated_storage_\d|stale_grad_\d|n_params|loss_visible_bugs") & doc.id.ne("O3")]
+    assert len(new) == 61  # the rows issue 10 appended
     joined = comparison.merge(new[["id", "quantity"]], on=["id", "quantity"])
     assert len(joined) == len(new) and (joined.status != "MISSING").all()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -278,3 +278,10 @@ def test_s2_derivative_is_the_tapes_and_l5_stale_gradient():
     v = values(measure_l5([2.0, 3.0], 1.0, 2.0))
     assert "modified by an inplace operation" in v["inplace_error"]                # without the hooks: refused
     assert [v["stale_grad_0"], v["stale_grad_1"]] != [v["retain_graph_grad_0"], v["retain_graph_grad_1"]]
+
+
+def test_o1_parameter_count_and_c1_visible_bug_count():
+    v = _o1()["values"].set_index("quantity").value
+    assert int(v["n_params"]) == 2 * 4 + 4 + 4 + 1                          # W1, b1, W2, b2 of a 2-4-1 net
+    from adbench.charlm.summary import dashboard
+    assert dashboard(7.0, 1.7, 4.6).startswith("visible") and dashboard(1.72, 1.7, 4.6).startswith("invisible")

@@ -43,6 +43,8 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
                           for v in held.index])
     table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds"]], on="variant")
     nzg = curves[curves.variant == "no_zero_grad"].set_index("step")["train_loss"]
+    clip = table.set_index("variant").grad_clip["correct"]   # the clipped control run is not one of the four bugs
+    bugs = table[(table.variant != "correct") & (table.grad_clip == clip)]
     items = [("unigram_heldout_loss", base["unigram"]), ("correct_heldout_loss", held["correct"]),
              ("no_zero_grad_train_loss_early", nzg[early_step]),
              ("no_zero_grad_final_train_loss", final["no_zero_grad"]),
@@ -52,8 +54,10 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
              ("loss_x40_heldout_loss", held["loss_x40"]),
              ("detached_positions_heldout_loss", held["detached_positions"]),
              ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1)),
-             ("uniform_loss", base["uniform"])]
+             ("uniform_loss", base["uniform"]),
+             ("loss_visible_bugs", int(bugs.loss_only_dashboard.str.startswith("visible").sum()))]
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
+    notes["loss_visible_bugs"] = f"of {len(bugs)} bug runs, judged from the final training loss alone (summary table)"
     notes["uniform_loss"] = "ln of this corpus's character count, from the evaluation's uniform baseline"
     items += [(f"surprise_p{p:g}", surprise(p)) for p in surprise_probabilities]
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"

@@ -83,6 +83,7 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     items += [(f"gd_final_loss_seed{s}", v) for s, v in zip(per_seed.seed, per_seed.gd_final_loss)]
     items += [("stuck_count", int(per_seed.gd_stuck.sum())), (f"adam_seed{report_seed}_final_loss", a.final_loss)]
     items += [(f"adam_seed{report_seed}_pred_{r}", a[f"pred_{i}"]) for i, r in enumerate(rows)]
+    items += [("n_params", len(check))]   # "its seventeen parameters", counted from the built network
     items += [("adam_rescued_count", int(rescued.sum())), ("ulp_stuck_copies", int(ulp.stuck_copies.sum())),
               ("ulp_copies", int(ulp.copies.sum()))]
     stuck_note = (f"stuck seeds {stuck}, rescued by Adam {saved}; ulp control: {int(ulp.stuck_copies.sum())} of "
