@@ -210,7 +210,7 @@ def test_job_functions_end_to_end():
     ckpt = torch.load(io.BytesIO(weights["correct"]), weights_only=True)
     assert ckpt["vocab"] == VOCAB and ckpt["config"]["n_layer"] == 4
     summ = measure_summary(ev["heldout"], ev["baselines"], pd.concat(curves), pd.concat(norms),
-                           pd.concat(runs), 5, 10)
+                           pd.concat(runs), 5, 10, [1.0, 0.01])
     t = summ["summary"].set_index("variant")
     assert t.loc["detached_positions", "position_grad_max"] == 0.0 < t.loc["correct", "position_grad_min"]
     vals = summ["values"].set_index("quantity")["value"]

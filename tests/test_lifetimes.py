@@ -198,6 +198,7 @@ def test_exact_and_derived_l_rows_match_the_documented_table():
         accumulation.measure_l1(cfg["accumulation_examples"], **data)["values"],
         accumulation.measure_l2(cfg["accumulation_examples"], cfg["split"], nanogpt_steps=cfg["nanogpt_steps"],
                                 nanogpt_micro=cfg["nanogpt_micro"], **data)["values"],
+        accumulation.measure_l3(cfg["split"], **data)["values"],
         graph.measure_l4(cfg["leaf_x"])["values"],
         graph.measure_l5(cfg["leaf_x"], cfg["inplace_shift"], cfg["cube_at"])["values"],
         shapes.measure_l7(**cfg["shapes"])["values"]])

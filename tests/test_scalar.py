@@ -119,7 +119,7 @@ def test_dual_product_rule_and_counter():
 def test_s10_micrograd_counts_and_gradients():
     cfg = dict(sizes=[3, 4, 4, 1], seed=0, inputs=[[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0],
                [1.0, 1.0, -1.0]], targets=[1.0, -1.0, -1.0, 1.0])
-    r = probes.measure_s10({"a": 2.0, "b": -3.0, "c": 10.0}, cfg)
+    r = probes.measure_s10({"a": 2.0, "b": -3.0, "c": 10.0}, cfg, reuse_x=0.5)
     v = r["values"].set_index("quantity").value
     # relu(a*b + c)*a: grad = relu'(.)*b*a + relu(.) when active; analytic -2 at (2, -3, 10)
     assert v["a_grad_accumulate"] == (-3.0 * 2.0 + (2.0 * -3.0 + 10.0)) == v["a_grad_torch"]

@@ -1,17 +1,20 @@
-// Backward step-through of relu(a*b + c)*a from results/S10/backward_steps.csv.
-// Plain JS, no libraries: draws the graph as SVG, one reverse-pass step at a time.
-(function () {
-  const rows = STEPPER_DATA;
-  const root = document.getElementById("stepper");
+// Backward step-through widgets (S10): relu(a*b + c)*a from results/S10/backward_steps.csv and doc 000's
+// reused value from results/S10/reuse_steps.csv. Plain JS, no libraries: draws the graph as SVG, one
+// reverse-pass step at a time. stepper(id, rows, watch): elements "<id>", "<id>-plot", "<id>-status",
+// "<id>-mode", "<id>-prev", "<id>-next", "<id>-reset"; `watch` is the node named in the status line.
+function stepper(id, rows, watch) {
+  const root = document.getElementById(id);
   if (!root || !rows.length) return;
-  const svg = document.getElementById("stepper-plot");
-  const status = document.getElementById("stepper-status");
-  const modeSel = document.getElementById("stepper-mode");
+  const svg = document.getElementById(id + "-plot");
+  const status = document.getElementById(id + "-status");
+  const modeSel = document.getElementById(id + "-mode");
   const NS = "http://www.w3.org/2000/svg";
   let step = 0;
 
   const nodes = [...new Set(rows.map(r => r.node))];
-  const first = Object.fromEntries(rows.filter(r => r.step === 0 && r.mode === "+=").map(r => [r.node, r]));
+  const firstMode = modeSel.options[0].value;
+  const first = Object.fromEntries(rows.filter(r => r.step === 0 && r.mode === firstMode).map(r => [r.node, r]));
+  const counted = rows[0].pending !== undefined;  // dependency-counting engine: show what each node still waits for
   const depth = {};
   const depthOf = n => {
     if (depth[n] !== undefined) return depth[n];
@@ -21,7 +24,7 @@
   nodes.forEach(depthOf);
   const cols = {};
   nodes.forEach(n => (cols[depth[n]] = cols[depth[n]] || []).push(n));
-  const W = 150, H = 62, GX = 40, GY = 22, TOP = 46;  // TOP leaves room for edges that skip a column
+  const W = 150, H = counted ? 78 : 62, GX = 40, GY = 22, TOP = 46;  // TOP leaves room for edges that skip a column
   const pos = {};
   Object.entries(cols).forEach(([d, ns]) => ns.forEach((n, i) => {
     pos[n] = { x: 10 + d * (W + GX), y: TOP + i * (H + GY) };
@@ -66,19 +69,21 @@
       g.appendChild(el("text", { x: pos[n].x + 8, y: pos[n].y + 36, "font-size": 12 }, `value ${fmt(r.value)}`));
       g.appendChild(el("text", { x: pos[n].x + 8, y: pos[n].y + 53, "font-size": 12,
         fill: changed ? "#0b57d0" : "#1d1d1f" }, `grad ${fmt(r.grad)}`));
+      if (counted) g.appendChild(el("text", { x: pos[n].x + 8, y: pos[n].y + 70, "font-size": 12,
+        fill: r.pending > 0 && r.op !== "leaf" ? "#b3261e" : "#5f6368" }, `waits for ${r.pending}`));
       svg.appendChild(g);
     });
-    const a = now["a"];
+    const a = now[watch];
     status.textContent = step === 0
       ? `Step 0 of ${last}: the output's gradient is seeded with 1; every other gradient starts at 0.`
       : `Step ${step} of ${last}: ran the backward closure of ${mine.find(r => r.step === step).active}` +
-        ` (mode ${mode}). a.grad is now ${fmt(a.grad)}` + (step === last ? " — final." : ".");
-    document.getElementById("stepper-prev").disabled = step === 0;
-    document.getElementById("stepper-next").disabled = step === last;
+        ` (mode ${mode}). ${watch}.grad is now ${fmt(a.grad)}` + (step === last ? " — final." : ".");
+    document.getElementById(id + "-prev").disabled = step === 0;
+    document.getElementById(id + "-next").disabled = step === last;
   }
-  document.getElementById("stepper-next").addEventListener("click", () => { step += 1; draw(); });
-  document.getElementById("stepper-prev").addEventListener("click", () => { step = Math.max(0, step - 1); draw(); });
-  document.getElementById("stepper-reset").addEventListener("click", () => { step = 0; draw(); });
+  document.getElementById(id + "-next").addEventListener("click", () => { step += 1; draw(); });
+  document.getElementById(id + "-prev").addEventListener("click", () => { step = Math.max(0, step - 1); draw(); });
+  document.getElementById(id + "-reset").addEventListener("click", () => { step = 0; draw(); });
   modeSel.addEventListener("change", draw);
   draw();
-})();
+}

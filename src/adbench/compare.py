@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 
 import pandas as pd
 
-KINDS = ("exact", "rounding", "shape", "derived", "pretrained", "timing")
+KINDS = ("exact", "rounding", "shape", "derived", "pretrained", "timing", "property", "config")
 # Non-exact kinds still fail loudly when the measured value is off by more than this
 # factor (or has the other sign): the mechanism did not reproduce.
 ORDER_FACTOR = 10.0

@@ -9,7 +9,8 @@ import pandas as pd
 
 from .compare import KINDS
 
-COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "band", "doc", "section", "note"]
+COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "band", "doc", "section", "note",
+           "tolerance", "pattern"]  # two trailing columns of the issue-10 interface (H10a owns their use)
 
 
 def default_path() -> Path:

@@ -69,7 +69,8 @@ rule charlm_summary:
         grad_norms="results/C1/grad_norms.csv",
         meta="results/C1/meta.json",
     params:
-        args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"]),
+        args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"],
+                  surprise_probabilities=config["charlm"]["surprise_probabilities"]),
         prov=prov("adbench.charlm.summary"),
     priority: 10  # long chains to the report: start them first
     resources: **sized()

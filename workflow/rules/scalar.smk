@@ -139,10 +139,12 @@ rule scalar_s10:
         mlp_grads="results/S10/mlp_grads.csv",
         mlp_nodes_by_op="results/S10/mlp_nodes_by_op.csv",
         backward_steps="results/S10/backward_steps.csv",
+        reuse_steps="results/S10/reuse_steps.csv",
         meta="results/S10/meta.json",
     params:
         measure="adbench.scalar.probes:measure_s10",
-        args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp']),
+        args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp'],
+                  reuse_x=config['scalar']['reuse_x']),
         prov=prov("adbench.scalar.probes"),
     resources: **sized()
     log: LOG("scalar_s10")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ..tables import values_table
@@ -19,8 +21,14 @@ def dashboard(final: float, correct: float, uniform: float) -> str:
     return f"looks normal on its own: a falling curve; only a correct run beside it shows it ends {side}"
 
 
+def surprise(p: float) -> float:
+    """Cross-entropy of one token given probability p: -ln p nats (0 for a certain token)."""
+    return 0.0 - math.log(p)  # 0.0 - ... keeps -ln 1 at +0.0
+
+
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
-                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int) -> dict:
+                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int,
+                    surprise_probabilities: list[float]) -> dict:
     """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view)."""
     curves = curves.sort_values(["variant", "step"], kind="stable")
     held = heldout.set_index("variant")["heldout_loss"]
@@ -35,6 +43,8 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
                           for v in held.index])
     table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds_volatile"]], on="variant")
     nzg = curves[curves.variant == "no_zero_grad"].set_index("step")["train_loss"]
+    clip = table.set_index("variant").grad_clip["correct"]   # the clipped control run is not one of the four bugs
+    bugs = table[(table.variant != "correct") & (table.grad_clip == clip)]
     items = [("unigram_heldout_loss", base["unigram"]), ("correct_heldout_loss", held["correct"]),
              ("no_zero_grad_train_loss_early", nzg[early_step]),
              ("no_zero_grad_final_train_loss", final["no_zero_grad"]),
@@ -43,8 +53,13 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.D
              ("unshifted_heldout_loss", held["unshifted_targets"]),
              ("loss_x40_heldout_loss", held["loss_x40"]),
              ("detached_positions_heldout_loss", held["detached_positions"]),
-             ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1))]
+             ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1)),
+             ("uniform_loss", base["uniform"]),
+             ("loss_visible_bugs", int(bugs.loss_only_dashboard.str.startswith("visible").sum()))]
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
+    notes["loss_visible_bugs"] = f"of {len(bugs)} bug runs, judged from the final training loss alone (summary table)"
+    notes["uniform_loss"] = "ln of this corpus's character count, from the evaluation's uniform baseline"
+    items += [(f"surprise_p{p:g}", surprise(p)) for p in surprise_probabilities]
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
     notes["charset_size"] = "this corpus's character set, not the blog's"
     notes["unshifted_final_train_loss"] = (

@@ -124,4 +124,14 @@ def _g4_values(g4: pd.DataFrame, src: str) -> pd.DataFrame:
                                  (("loss_against", "against"), ("loss_with", "with"), ("loss_restored", "restored"))],
                           model_source=src)
     text = "restored exactly (bit for bit)" if exact else f"not restored: differs by {gap:.3e}"
-    return pd.concat([losses, values_table("G4", [("restoration", text)])], ignore_index=True)
+    # the closing section's 8-digit losses: the same measurements, printed again with more digits
+    digits8 = values_table("G4", [("loss_original_8digits", float(d.loc["restored", "original"])),
+                                  ("loss_against_8digits", float(d.loc["against", "loss"])),
+                                  ("loss_with_8digits", float(d.loc["with", "loss"]))], model_source=src)
+    # relations that hold for any model, so they are judged on the random fallback too
+    ordered = d.loc["against", "loss"] < d.loc["restored", "original"] < d.loc["with", "loss"]
+    props = values_table("G4", [("ordering_against_original_with", "true" if ordered else "false"),
+                                ("restoration_bitwise", "true" if exact else "false")],
+                         {"ordering_against_original_with": "loss_against {:.9g} < original {:.9g} < loss_with {:.9g}".format(
+                             d.loc["against", "loss"], d.loc["restored", "original"], d.loc["with", "loss"])})
+    return pd.concat([losses, values_table("G4", [("restoration", text)]), digits8, props], ignore_index=True)

@@ -113,15 +113,27 @@ def _block_norms(net, grads: dict, starved: float, runaway: float) -> pd.DataFra
 def _g5_values(g5: dict, src: str) -> pd.DataFrame:
     s = g5["summary"]
     v = values_table("G5", [("mean_nats", s["mean_nats"]), ("perplexity", s["perplexity"]), ("median_nats", s["median_nats"]),
-                            ("worst_tenth_share_pct", s["worst_share_pct"]), ("max_nats", s["max_nats"])], model_source=src)
+                            ("worst_tenth_share_pct", s["worst_share_pct"]), ("max_nats", s["max_nats"]),
+                            ("min_nats", s["min_nats"])], model_source=src)
     u = values_table("G5", [("uniform_nats", s["uniform_nats_gpt2_small"])],
                      {"uniform_nats": f"ln of GPT-2 small's vocabulary; the tokenizer in use has {s['tokenizer_vocab']} tokens"})
     return pd.concat([v, u], ignore_index=True)
 
 
+CLIP_RTOL = 1e-5  # fp32 accumulation of ~1e8 squares in torch's foreach norm vs a float64 sum
+
+
 def _g7_values(g7: dict, src: str) -> pd.DataFrame:
-    return values_table("G7", [(q, g7[q]) for q in ("total_norm", "token_table_input_side", "clip_return", "clipped_norm")],
-                        model_source=src)
+    v = values_table("G7", [(q, g7[q]) for q in ("total_norm", "token_table_input_side", "clip_return", "clipped_norm")],
+                     model_source=src)
+    # clip_grad_norm_ sums squares in fp32, the total here in float64: equal up to fp32 rounding of the sum
+    gap = abs(g7["clip_return"] - g7["total_norm"]) / g7["total_norm"]
+    turned = 1 - g7["cosine_clipped_unclipped"]  # "Clipping shortens the gradient, never turns it"
+    prop = values_table("G7", [("clip_return_equals_unclipped_total", "true" if gap <= CLIP_RTOL else "false"),
+                               ("clip_direction_unchanged", "true" if turned <= CLIP_RTOL else "false")],
+                        {"clip_return_equals_unclipped_total": f"relative gap {gap:.1e} (allowed {CLIP_RTOL:g}: fp32 sum)",
+                         "clip_direction_unchanged": f"1 - cosine(clipped, unclipped) = {turned:.1e} (allowed {CLIP_RTOL:g})"})
+    return pd.concat([v, prop], ignore_index=True)
 
 
 def _g8_values(blocks: pd.DataFrame, starved: float, runaway: float, src: str) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from fractions import Fraction
 
 import pandas as pd
 import torch
@@ -32,6 +33,16 @@ def _mse_grad(model, x, y, reduction: str = "mean", scale: float = 1.0) -> torch
     """Gradient of scale * mse(model(x), y) on a cleared model."""
     model.zero_grad(set_to_none=True)
     (scale * torch.nn.functional.mse_loss(model(x), y, reduction=reduction)).backward()
+    return _grads(model)
+
+
+def _accumulate(model, x, y, steps: int, micro: int, scaled: bool) -> torch.Tensor:
+    """nanoGPT's loop: `steps` microbatches of `micro` examples, backward into one buffer, loss / steps if scaled."""
+    model.zero_grad(set_to_none=True)
+    for s in range(steps):
+        sl = slice(s * micro, (s + 1) * micro)
+        loss = torch.nn.functional.mse_loss(model(x[sl]), y[sl])
+        (loss / steps if scaled else loss).backward()
     return _grads(model)
 
 
@@ -69,12 +80,8 @@ def measure_l2(n_examples: int, split: list[int], in_features: int, out_features
     # nanoGPT: nanogpt_steps equal microbatches, each loss divided by the step count, one buffer
     big_model, bx, by = _problem(nanogpt_steps * nanogpt_micro, in_features, out_features, seed)
     big_full = _mse_grad(big_model, bx, by)
-    big_model.zero_grad(set_to_none=True)
-    for s in range(nanogpt_steps):
-        sl = slice(s * nanogpt_micro, (s + 1) * nanogpt_micro)
-        (torch.nn.functional.mse_loss(big_model(bx[sl]), by[sl]) / nanogpt_steps).backward()
-    accumulated = _grads(big_model)
-    unscaled = accumulated * nanogpt_steps  # the same loop without the division
+    accumulated = _accumulate(big_model, bx, by, nanogpt_steps, nanogpt_micro, scaled=True)
+    unscaled = _accumulate(big_model, bx, by, nanogpt_steps, nanogpt_micro, scaled=False)  # the bug: no /steps
     log.info("full-batch norm %.10f; weighted err %.3e; unweighted err %.3e", full.norm().item(),
              (weighted - full).abs().max().item(), (unweighted - full).abs().max().item())
     table = pd.DataFrame([
@@ -97,6 +104,24 @@ def measure_l2(n_examples: int, split: list[int], in_features: int, out_features
     return {"values": values_table("L2", items), "schemes": table}
 
 
+def example_weights(split: list[int], counted: bool) -> list[float]:
+    """Weight of each example's loss in the global objective, by autograd: d objective / d loss_i.
+
+    Not counted: the average of the rank means; counted: rank means weighted by example count.
+    """
+    losses = torch.ones(sum(split), dtype=F64, requires_grad=True)   # stand-ins for per-example losses
+    bounds = [sum(split[:i]) for i in range(len(split) + 1)]
+    means = [losses[a:b].mean() for a, b in zip(bounds, bounds[1:])]
+    objective = (sum(c * m for c, m in zip(split, means)) / sum(split) if counted
+                 else sum(means) / len(means))
+    return torch.autograd.grad(objective, losses)[0].tolist()
+
+
+def _fraction(w: float) -> str:
+    """A weight as the documents print it, e.g. '1/6'."""
+    return str(Fraction(w).limit_denominator(10_000))
+
+
 def measure_l3(split: list[int], in_features: int, out_features: int, seed: int) -> dict:
     """L3: two simulated ranks; averaging rank means errs, count weighting or global sum/N agrees."""
     n = sum(split)
@@ -113,7 +138,10 @@ def measure_l3(split: list[int], in_features: int, out_features: int, seed: int)
                           for name, g in (("average of rank means", naive),
                                           ("rank means weighted by count", weighted),
                                           (f"sum of rank sums / ({n}*{out_features})", summed))])
+    w_naive, w_counted = example_weights(split, counted=False), example_weights(split, counted=True)
     items = [("naive_max_diff", (naive - full).abs().max().item()),
              ("weighted_max_diff", (weighted - full).abs().max().item()),
-             ("sum_over_elements_max_diff", (summed - full).abs().max().item())]
+             ("sum_over_elements_max_diff", (summed - full).abs().max().item()),
+             ("naive_weight_rank0", _fraction(w_naive[0])), ("naive_weight_rank1", _fraction(w_naive[-1])),
+             ("counted_weight", _fraction(w_counted[0]))]
     return {"values": values_table("L3", items), "ranks": table}

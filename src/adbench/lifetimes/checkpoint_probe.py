@@ -42,6 +42,7 @@ def measure_l6_memory(width: int, hidden: int, blocks: int, batch: int, segments
              ("plain_block_calls", int(plain.block_calls_total)),
              ("ckpt_saved_tensors", int(ck.hook_calls)), ("ckpt_saved_mib", ck.hook_mib),
              ("ckpt_percent_of_plain", 100 * ck.hook_bytes / plain.hook_bytes),
+             ("ckpt_reduction_pct", 100 * (1 - ck.hook_bytes / plain.hook_bytes)),  # "82 percent ... reduction"
              ("ckpt_block_calls", int(ck.block_calls_total)),
              ("output_max_diff", checks.loss_abs_diff.max()), ("grad_max_diff", checks.max_grad_abs_diff.max()),
              ("plain_unique_activation_mib", plain.unique_activation_mib),

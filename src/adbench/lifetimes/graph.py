@@ -79,4 +79,22 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     items += [(f"retain_graph_grad_{i}", v) for i, v in enumerate(xt.grad.tolist())]
     items += [(f"retain_graph_first_grad_{i}", v) for i, v in enumerate(first.tolist())]
     items += [("create_graph_first", d1.item()), ("create_graph_second", d2.item())]
+    storage, stale = silent_stale_gradient(x, shift)
+    items += [(f"mutated_storage_{i}", v) for i, v in enumerate(storage)]
+    items += [(f"stale_grad_{i}", v) for i, v in enumerate(stale)]
     return {"values": values_table("L5", items), "errors": errors}
+
+
+def silent_stale_gradient(x: list[float], shift: float) -> tuple[list[float], list[float]]:
+    """What backward would return if it silently read the edited storage: (storage, gradient).
+
+    Identity saved-tensor hooks keep a reference instead of a versioned copy, so the version check
+    that raises in `measure_l5` is bypassed and MulBackward reads the mutated values.
+    """
+    xt = torch.tensor(x, dtype=F64, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = (xt * xt).sum()
+    with torch.no_grad():
+        xt.add_(shift)
+    y.backward()
+    return xt.detach().tolist(), xt.grad.tolist()

@@ -36,6 +36,19 @@ def ulp_sensitivity(inputs, targets, hidden: int, init_range: float, seeds: int,
     return table
 
 
+def unjudged_reason(quantity: str, check_seed: int, ulp: pd.DataFrame) -> str:
+    """Why a row is shown but not judged ('' = judged): unknown check state, or a seed whose basin is a coin flip."""
+    if quantity in ("gradcheck_tape", "gradcheck_central"):   # see the documented rows' note for the search
+        return (f"measured at the configured state (seed {check_seed}, before training); the documents' checked "
+                "parameter state is not pinned by anything they printed")
+    if quantity.startswith("gd_final_loss_seed"):
+        u = ulp.set_index("seed").loc[int(quantity.removeprefix("gd_final_loss_seed"))]
+        if 0 < u.stuck_copies < u.copies:  # the ulp control splits: the endpoint is decided by last-bit rounding
+            return (f"this seed's basin is not determined by the protocol: {int(u.stuck_copies)} of {int(u.copies)} "
+                    "copies nudged by a few ulps in one weight end stuck, the others solve")
+    return ""
+
+
 def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd.DataFrame,
                inputs: list, targets: list, hidden: int, init_range: float, seeds: int, steps: int,
                gd: dict, stuck_threshold: float, gradcheck: dict, report_seed: int,
@@ -61,13 +74,16 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     if gradcheck["param"] not in set(check.param):
         raise ValueError(f"config key 'optim.o1.gradcheck.param' = {gradcheck['param']!r} is not one of "
                          f"{check.param.tolist()}")
-    items = [("gradcheck_abs_diff", check.loc[check.param == gradcheck["param"], "abs_diff"].iloc[0])]
+    checked = check.set_index("param").loc[gradcheck["param"]]
+    items = [("gradcheck_abs_diff", checked.abs_diff), ("gradcheck_tape", checked.tape),
+             ("gradcheck_central", checked.central_difference)]
     items += [(f"gd_seed{report_seed}_loss_step{s}", curve.get(s, np.nan)) for s in report_steps]
     items += [(f"gd_seed{report_seed}_pred_{r}", g[f"pred_{i}"]) for i, r in enumerate(rows)]
     items += [(f"gd_seed{report_seed}_max_abs_grad", g.final_max_abs_grad)]
     items += [(f"gd_final_loss_seed{s}", v) for s, v in zip(per_seed.seed, per_seed.gd_final_loss)]
     items += [("stuck_count", int(per_seed.gd_stuck.sum())), (f"adam_seed{report_seed}_final_loss", a.final_loss)]
     items += [(f"adam_seed{report_seed}_pred_{r}", a[f"pred_{i}"]) for i, r in enumerate(rows)]
+    items += [("n_params", len(check))]   # "its seventeen parameters", counted from the built network
     items += [("adam_rescued_count", int(rescued.sum())), ("ulp_stuck_copies", int(ulp.stuck_copies.sum())),
               ("ulp_copies", int(ulp.copies.sum()))]
     stuck_note = (f"stuck seeds {stuck}, rescued by Adam {saved}; ulp control: {int(ulp.stuck_copies.sum())} of "
@@ -75,5 +91,7 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     check_note = (f"over all {len(check)} parameters at this state |tape - central| runs from "
                   f"{check.abs_diff.min():.2e} to {check.abs_diff.max():.2e}: rounding noise")
     notes = {"stuck_count": stuck_note, "gradcheck_abs_diff": check_note}
-    return {"values": values_table("O1", items, notes=notes), "seeds": per_seed,
+    values = values_table("O1", items, notes=notes)
+    values["unjudged_reason"] = [unjudged_reason(q, gradcheck["seed"], ulp) for q in values.quantity]
+    return {"values": values, "seeds": per_seed,
             "gradcheck": check, "ulp": ulp}

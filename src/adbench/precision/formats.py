@@ -71,6 +71,7 @@ def measure_p2(grads: list[float]) -> dict:
         sub = landmarks(torch.float16)["smallest_subnormal"]
         rows.append({"grad": g, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
     items = [(f"cast_{r['grad']:.0e}", r["fp16"]) for r in rows]
+    items += [(f"subnormal_steps_{r['grad']:.0e}", r["subnormal_steps"]) for r in rows]  # "two subnormal steps"
     return {"values": values_table("P2", items), "casts": pd.DataFrame(rows)}
 
 
@@ -128,6 +129,8 @@ def measure_p8(values: list[float]) -> dict:
     for r in casts.itertuples():
         items += [(f"fp16_{r.value:.0e}", r.fp16), (f"bf16_{r.value:.0e}", r.bf16)]
     items += [(f"gap_{r.format}", r.gap_above_1) for r in gaps.itertuples()]
+    g = gaps.set_index("format")
+    items += [("gap_bf16_exact", g.gap_above_1["bf16"]), ("bf16_gap_over_fp16", g.gap_over_fp16_gap["bf16"])]
     items.append(("bf16_smallest_normal", landmarks(torch.bfloat16)["smallest_normal"]))
     return {"values": values_table("P8", items), "casts": casts, "gaps": gaps}
 

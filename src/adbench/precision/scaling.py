@@ -33,6 +33,7 @@ def measure_p4(grads: list[float], scale: float) -> dict:
     items = []
     for r in rows:
         items.append((f"scaled_{r['grad']:g}", r["scaled_fp16"]))
+        items.append((f"product_{r['grad']:g}", r["scaled_exact"]))  # g x S before the fp16 store
         if r["finite"]:
             items.append((f"unscaled_{r['grad']:g}", r["unscaled"]))
     return {"values": values_table("P4", items), "static": table}

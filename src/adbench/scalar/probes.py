@@ -11,6 +11,7 @@ import random
 import pandas as pd
 
 from ..tables import values_table
+from . import reuse
 from .numdiff import central_difference, opening_loss
 from .tape import Tape, Value, graph_size, topological
 
@@ -63,6 +64,12 @@ def measure_s2(nudge_x: float, nudges: list[float]) -> dict:
     table = pd.DataFrame(rows)
     items = [(f"ratio_h{r['nudge']:g}", r["ratio"]) for r in rows]
     items.append((f"f_at_{nudge_x + nudges[0]:g}", rows[0]["f_x_plus_h"]))
+    with Tape():   # the limit of the ratios: the tape's derivative of x² at x ("At x=3, it is 6")
+        vx = Value(nudge_x)
+        (vx ** 2).backward()
+    items += [(f"derivative_at_{nudge_x:g}", vx.grad)]
+    items += [(f"f_at_{nudge_x:g}", rows[0]["f_x"]),  # "At x=3, the output is 9"
+              (f"change_h{nudges[0]:g}", rows[0]["f_x_plus_h"] - rows[0]["f_x"])]  # "the output changed by 0.61"
     return {"values": values_table("S2", items), "nudges": table}
 
 
@@ -186,8 +193,9 @@ def backward_trace(expression: dict, overwrite: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def measure_s10(expression: dict, mlp: dict) -> dict:
-    """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP."""
+def measure_s10(expression: dict, mlp: dict, reuse_x: float) -> dict:
+    """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP;
+    doc 000's reused value (x -> square -> two branches -> add) under a dependency-counting engine."""
     import torch
 
     a, b, c = expression["a"], expression["b"], expression["c"]
@@ -220,8 +228,10 @@ def measure_s10(expression: dict, mlp: dict) -> dict:
              ("mlp_params", len(params)), ("mlp_nodes", graph_size(loss)),
              ("mlp_max_grad_diff", max(diffs)), ("mlp_loss", loss.data)]
     trace = pd.concat([backward_trace(expression, False), backward_trace(expression, True)], ignore_index=True)
+    reuse_trace = pd.concat([reuse.dependency_trace(reuse_x, m) for m in ("counted", "eager")], ignore_index=True)
+    items += reuse.reuse_items(reuse_trace, reuse.torch_x_grad(reuse_x))
     return {"values": values_table("S10", items), "mlp_grads": per_param, "mlp_nodes_by_op": node_table,
-            "backward_steps": trace}
+            "backward_steps": trace, "reuse_steps": reuse_trace}
 
 
 def _nodes(root: Value):
