@@ -1,6 +1,7 @@
 """Verdicts that cannot lie: every rule of issue 10 with a negative case, and one end-to-end judgement."""
 
 import csv
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -247,3 +248,34 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
     reduced = measure_comparison(paths, str(doc), reduced=True)["comparison"].set_index("quantity")
     assert reduced.loc["shape_far", "status"] == "not judged" and reduced.loc["full_only", "status"] == "not judged"
     assert reduced.loc["zero", "status"] == "MISMATCH"  # exact rows stay judged at reduced sizes
+
+
+# --- the report's summary ------------------------------------------------------------------------
+
+def _cmp(statuses, ids=None):
+    return pd.DataFrame([dict(id=(ids or ["S1"] * len(statuses))[i], quantity=f"q{i}", description=f"row {i}",
+                              documented="1", unit="", measured=1.0, measured_printed="1", kind="exact", status=s,
+                              note="", model_source="", tolerance="") for i, s in enumerate(statuses)])
+
+
+def test_summary_table_counts_five_outcomes_and_scores_judged_rows():
+    from adbench.report.render import summary_table
+    cmp = _cmp(["match", "match", "differs", "not judged", "MISMATCH", "match", "not judged"],
+               ids=["S1", "S1", "S2", "S3", "T1", "T1", "C1"])
+    table = summary_table(cmp).set_index("family")
+    assert table.loc["scalar", ["match", "differs", "not judged", "MISMATCH", "MISSING"]].tolist() == [2, 1, 1, 0, 0]
+    assert table.loc["scalar", "score"] == pytest.approx(2 / 3)
+    assert table.loc["tensor", "score"] == pytest.approx(1 / 2)
+    assert pd.isna(table.loc["charlm", "score"])  # only a not-judged row: nothing to score
+    assert table.loc["all", ["matched", "judged"]].tolist() == [3, 5]
+
+
+def test_report_summary_shows_every_outcome_and_the_score():
+    from adbench.report.render import render
+    html = render(str(Path(__file__).parents[1] / "report"), _cmp(list(STATUSES)), {"tables": {}, "figures": {}, "metas": [], "paths": []})
+    summary = html[html.index('<section id="summary">'):html.index('<nav class="toc"')]
+    assert "Reproduction score: 25.0 % (1 / 4)" in summary
+    for s in STATUSES:
+        assert f'data-filter="{s}"' in html and f"<th scope=\"col\">{s}</th>" in summary
+    assert 'class="status not-judged"' in html
+    assert "1 row(s) are MISMATCH or MISSING" not in html and "2 row(s) are MISMATCH or MISSING" in html
