@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from adbench import documented
-from adbench.compare import STATUSES, compare, score, verdict
+from adbench.compare import STATUSES, score, verdict
 from adbench.report.comparison import measure_comparison
 from adbench.tolerance import parse_spec, within_spec
 

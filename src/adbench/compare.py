@@ -87,14 +87,26 @@ def verdict(kind: str, documented: str, measured, model_source: str | None = Non
     if why:
         return NOT_JUDGED, why
     if parse_printed(documented) is None:
-        got = _text(measured)
-        ok = re.fullmatch(pattern, got) is not None if pattern else got == _text(documented)
-        return ("match", "") if ok else ("MISMATCH", "the measured text does not match the row's pattern"
-                                         if pattern else "the measured text differs from the documented text")
+        return _judge_text(documented, measured, pattern)
     try:
         meas = float(measured)
     except (TypeError, ValueError):
         return "MISMATCH", f"measured value {measured!r} is not a number"
+    return _judge_number(kind, documented, meas, spec, band)
+
+
+def _judge_text(documented: str, measured, pattern: str) -> tuple[str, str]:
+    """Equal after whitespace normalisation, or a full match of the row's pattern."""
+    got = _text(measured)
+    if pattern:
+        ok, why = re.fullmatch(pattern, got) is not None, "the measured text does not match the row's pattern"
+    else:
+        ok, why = got == _text(documented), "the measured text differs from the documented text"
+    return ("match", "") if ok else ("MISMATCH", why)
+
+
+def _judge_number(kind: str, documented: str, meas: float, spec, band: float | None) -> tuple[str, str]:
+    """Verdict of a judged numeric row: its tolerance first, then the kind's fallback."""
     doc = parse_printed(documented)[0]
     if math.isinf(doc) or math.isinf(meas):
         return ("match", "") if doc == meas else ("MISMATCH", "one side is infinite")
