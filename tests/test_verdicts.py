@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from adbench import documented
-from adbench.compare import STATUSES, score, verdict
+from adbench.compare import STATUSES, compare, score, verdict
 from adbench.report.comparison import measure_comparison
 from adbench.tolerance import parse_spec, within_spec
 
@@ -279,3 +279,11 @@ def test_report_summary_shows_every_outcome_and_the_score():
         assert f'data-filter="{s}"' in html and f"<th scope=\"col\">{s}</th>" in summary
     assert 'class="status not-judged"' in html
     assert "1 row(s) are MISMATCH or MISSING" not in html and "2 row(s) are MISMATCH or MISSING" in html
+
+
+def test_a_torch_version_dependent_row_explains_itself(tmp_path):
+    note = "torch-version-dependent: torch 2.9.1 counted 5 dummy tensors more"
+    doc = documented.load(_table(tmp_path, [_row(documented="21", note=note), _row(quantity="q2", documented="21")]))
+    got = compare(doc, pd.DataFrame({"id": ["X1", "X1"], "quantity": ["q", "q2"], "value": [16.0, 16.0], "note": ""}))
+    assert got.status.tolist() == ["differs", "differs"]
+    assert got.note[0].startswith("torch-version-dependent:") and not got.note[1].startswith("torch")

@@ -29,6 +29,7 @@ ORDER_FACTOR = 10.0
 TIME_UNITS = ("µs", "us", "ms", "s")
 # A note starting with this marks a row whose documented value holds only at the full configured sizes.
 SIZE_DEPENDENT = "size-dependent:"
+TORCH_DEPENDENT = "torch-version-dependent:"  # a note starting with this: the value moves with the torch version
 _DIFFERS = {
     "rounding": "agrees to the declared digits; the further digits depend on the platform's libm and operation order",
     "shape": "depends on random data or details the documents did not pin; order of magnitude agrees",
@@ -148,6 +149,8 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
             if reduced and _clean(getattr(d, "note", "")).startswith(SIZE_DEPENDENT) else "")
         status, reason = verdict(d.kind, d.documented, _to_number(value), source, _clean(d.unit), band, reduced,
                                  tolerance, pattern, unjudged)
+        if status == "differs" and _clean(getattr(d, "note", "")).startswith(TORCH_DEPENDENT):
+            reason = ""  # the row's own note says why, better than the kind's generic reason
         notes = [n for n in (reason, _clean(getattr(d, "note", "")) if status != "match" else "",
                              _clean(got.get("note"))) if n]
         numeric = parse_printed(d.documented) is not None
