@@ -287,3 +287,13 @@ def test_a_torch_version_dependent_row_explains_itself(tmp_path):
     got = compare(doc, pd.DataFrame({"id": ["X1", "X1"], "quantity": ["q", "q2"], "value": [16.0, 16.0], "note": ""}))
     assert got.status.tolist() == ["differs", "differs"]
     assert got.note[0].startswith("torch-version-dependent:") and not got.note[1].startswith("torch")
+
+
+def test_comparison_job_returns_the_per_family_summary(tmp_path):
+    doc = _table(tmp_path, [_row(id="S1", documented="2"), _row(id="S1", quantity="q2", documented="0", kind="exact")])
+    values = tmp_path / "values.csv"
+    pd.DataFrame({"id": ["S1", "S1"], "quantity": ["q", "q2"], "value": [2.0, 1e-300], "note": ""}).to_csv(values)
+    out = measure_comparison([str(values)], str(doc))
+    summary = out["summary"].set_index("family")
+    assert summary.loc["scalar", ["match", "MISMATCH", "judged"]].tolist() == [1, 1, 2]
+    assert summary.loc["all", "score"] == 0.5
