@@ -174,6 +174,7 @@ def test_g4_restoration_check_catches_a_one_ulp_difference():
     import pandas as pd
 
     from adbench.compare import verdict
+    from adbench.documented import load
     from adbench.gpt2.prompt import _g4_values
 
     orig = 3.0
@@ -183,5 +184,6 @@ def test_g4_restoration_check_catches_a_one_ulp_difference():
     bad.loc[2, "loss"] = float(np.nextafter(np.float32(orig), np.float32(4)))  # restore off by one fp32 ulp
     bad["bitwise_equal_to_original"] = bad.loss == orig
     text = {k: _g4_values(d, "random").set_index("quantity").value["restoration"] for k, d in (("ok", ok), ("bad", bad))}
-    assert verdict("exact", "exactly", text["ok"])[0] == "match"
-    assert verdict("exact", "exactly", text["bad"])[0] == "MISMATCH"
+    row = load().set_index(["id", "quantity"]).loc[("G4", "restoration")]  # the shipped row: kind and pattern
+    assert verdict(row.kind, row.documented, text["ok"], pattern=row.pattern)[0] == "match"
+    assert verdict(row.kind, row.documented, text["bad"], pattern=row.pattern)[0] == "MISMATCH"

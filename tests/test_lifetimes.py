@@ -203,6 +203,7 @@ def test_exact_and_derived_l_rows_match_the_documented_table():
         graph.measure_l5(cfg["leaf_x"], cfg["inplace_shift"], cfg["cube_at"])["values"],
         shapes.measure_l7(**cfg["shapes"])["values"]])
     doc = load()
-    doc = doc[doc.id.str.startswith("L") & doc.kind.isin(["exact", "derived"])]
+    # L6 (measured in test_default_l6_block_reproduces_the_documented_memory_rows) is not probed here
+    doc = doc[doc.id.str.startswith("L") & (doc.id != "L6") & doc.kind.isin(["exact", "derived"])]
     cmp = compare(doc, measured)
     assert len(cmp) and (cmp.status == "match").all(), cmp[cmp.status != "match"][["id", "quantity", "measured"]]

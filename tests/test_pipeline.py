@@ -7,6 +7,7 @@ from contextlib import contextmanager
 import pandas as pd
 import pytest
 
+from adbench import documented
 from adbench.families import from_workflow
 from conftest import SMOKE, planned_jobs, snakemake
 
@@ -43,7 +44,11 @@ def test_comparison_has_no_mismatch_in_exact_rows(smoke):
     comp = pd.read_csv(smoke[0] / "results/comparison.csv", dtype={"documented": str})
     assert (comp.status != "MISMATCH").all(), comp[comp.status == "MISMATCH"].to_string()
     strict = comp[comp.kind.isin(["exact", "derived"])]  # rounding rows may differ (libm), never MISMATCH
-    bad = strict[strict.status != "match"]
+    # only rows the table marks size-dependent (exact at the full sizes) may go unjudged at smoke sizes
+    doc = documented.load()
+    size_dependent = doc.loc[doc.note.str.startswith("size-dependent:"), ["id", "quantity"]]
+    skip = strict.merge(size_dependent, on=["id", "quantity"], how="left", indicator=True)["_merge"].eq("both").values
+    bad = strict[(strict.status != "match") & ~(skip & (strict.status == "not judged").values)]
     assert bad.empty, bad[["id", "quantity", "documented", "measured", "status"]].to_string()
     # Smoke sizes may skip shape rows that need the full size (e.g. a loss at step 2,000); every ID still reports.
     assert set(comp.id) == set(comp[comp.status != "MISSING"].id)

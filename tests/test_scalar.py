@@ -93,7 +93,11 @@ def test_s7_control_errors_equal_delta_times_direction_component():
     injected = (d.corrupted_dot_v - d.grad_dot_v).abs()
     assert np.allclose(d.corrupted_abs_error, injected, atol=1e-8)
     assert (d.corrupted_abs_error > 100 * d.abs_error).all()
-    assert r["values"].set_index("quantity").value["control_coord0_error"] < 1e-8
+    v = r["values"].set_index("quantity").value
+    assert v["control_coord0_error"] == 0.0  # the corrupted coordinate is 3: coordinate 0 sees nothing
+    assert 0 < v["control_coord0_fd_error"] < 1e-8  # against a central difference: noise only
+    hit = numeric.measure_s7(seed=3, rows=6, cols=8, directions=5, h=1e-5, control_coordinate=0, control_delta=0.1)
+    assert abs(hit["values"].set_index("quantity").value["control_coord0_error"] - 0.1) < 1e-12  # control: bug at 0
 
 
 def test_s8_both_modes_match_torch_and_counts_match_the_graph():

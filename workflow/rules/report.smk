@@ -19,8 +19,10 @@ rule report_compare:
         values=report_values,
     output:
         comparison=report("results/comparison.csv", caption="../report/comparison.rst", category="Comparison"),
+        # outcome counts and reproduction score per family and overall
+        summary="results/summary.csv",
     params:
-        args=dict(reduced=config["reduced_sizes"]),
+        args=dict(reduced=config["reduced_sizes"], families=family_params()),
         prov=prov("adbench.report.comparison", packages=()),
     resources: **sized()
     log: LOG("report_compare")

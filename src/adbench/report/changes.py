@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..compare import format_like, parse_printed
+from ..tolerance import format_like, is_printed_zero, parse_printed
 from ..io import read_csv, write_json
 from .timing_moves import timing_moved
 
@@ -84,9 +84,9 @@ def moved(kind: str, documented: str, old, new, rel_threshold: float) -> tuple[b
     a, b = _num(old), _num(new)
     if a is None or b is None:
         return (str(old) != str(new)), "text differs" if str(old) != str(new) else "same text"
-    if kind in ("exact", "rounding", "derived"):
+    if kind in ("exact", "rounding", "derived", "property"):
         parsed = parse_printed(documented)
-        tol = parsed[1] if parsed else 0.0
+        tol = 0.0 if not parsed or is_printed_zero(documented) else parsed[1]  # a printed zero means exactly 0
         return abs(b - a) > tol, f"±{tol:.1e} (printed digits)"
     scale = max(abs(a), abs(b))
     rel = 0.0 if scale == 0 else abs(b - a) / scale

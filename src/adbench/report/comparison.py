@@ -7,11 +7,15 @@ import pandas as pd
 from .. import documented
 from ..compare import compare
 from ..io import read_csv
+from ..families import from_dicts
+from .render import summary_table
 
 
-def measure_comparison(values: list[str], documented_path: str, reduced: bool = False) -> dict:
-    """Join measured to documented; one row per documented quantity."""
+def measure_comparison(values: list[str], documented_path: str, families: list[dict], reduced: bool = False) -> dict:
+    """Join measured to documented (one row per documented quantity), and the per-family summary:
+    outcome counts and reproduction score (written where the rule declares a `summary` output)."""
     frames = [read_csv(p) for p in values]
     measured = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["id", "quantity", "value", "note"])
-    return {"comparison": compare(documented.load(documented_path), measured, reduced=reduced)}
+    comparison = compare(documented.load(documented_path), measured, reduced=reduced)
+    return {"comparison": comparison, "summary": summary_table(comparison, from_dicts(families))}

@@ -13,10 +13,9 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
+from ..compare import STATUSES, score
 from ..families import Family
 from ..io import read_csv
-
-STATUSES = ("match", "differs", "MISMATCH", "MISSING")
 
 
 def _key(path: Path, results: Path) -> str:
@@ -99,14 +98,30 @@ def run_facts(metas: list[dict]) -> dict:
     return {k: ", ".join(sorted(v)) for k, v in facts.items()}
 
 
+def tally(statuses: pd.Series) -> dict:
+    """Counts of the five outcomes and the reproduction score (judged rows that match / judged rows)."""
+    matched, judged = score(statuses)
+    return {"counts": {s: int((statuses == s).sum()) for s in STATUSES}, "matched": matched, "judged": judged,
+            "score": None if judged == 0 else matched / judged}
+
+
 def family_summary(comparison: pd.DataFrame, families: list[Family]) -> list[dict]:
-    """Per family: status counts and which IDs have rows."""
+    """Per family: outcome counts, reproduction score and which IDs have rows."""
     out = []
     for fam in families:
         rows = comparison[comparison.id.isin(fam.ids)]
-        counts = {s: int((rows.status == s).sum()) for s in STATUSES}
-        out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "counts": counts, "rows": len(rows)})
+        out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "rows": len(rows), **tally(rows.status)})
     return out
+
+
+def summary_table(comparison: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
+    """One row per family and one 'all' row: outcome counts, matched, judged and score (for a CSV)."""
+    rows = [{"family": f["key"], **f["counts"], "matched": f["matched"], "judged": f["judged"], "score": f["score"]}
+            for f in family_summary(comparison, families)]
+    total = tally(comparison.status)
+    rows.append({"family": "all", **total["counts"], "matched": total["matched"], "judged": total["judged"],
+                 "score": total["score"]})
+    return pd.DataFrame(rows)
 
 
 def environment(metas: list[dict]) -> dict:
@@ -139,7 +154,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "t": collected["tables"], "fig": collected["figures"], "metas": collected["metas"],
         "env": environment(collected["metas"]), "loud": loud.to_dict("records"),
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "totals": {s: int((comparison.status == s).sum()) for s in STATUSES},
+        "totals": tally(comparison.status)["counts"], "overall": tally(comparison.status), "statuses": STATUSES,
         "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "sources": sorted({str(x) for x in comparison.get("model_source", pd.Series(dtype=str)).dropna()}
