@@ -8,6 +8,7 @@ import pytest
 
 from adbench import documented
 from adbench.compare import STATUSES, compare, score, verdict
+from adbench.families import Family
 from adbench.report.comparison import measure_comparison
 from adbench.tolerance import parse_spec, within_spec
 
@@ -236,7 +237,8 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
         p = tmp_path / f"v{i}.csv"
         part.to_csv(p, index=False)
         paths.append(str(p))
-    full = measure_comparison(paths, str(doc), reduced=False)["comparison"].set_index("quantity")
+    fams = [f.as_dict() for f in FAMS]
+    full = measure_comparison(paths, str(doc), fams, reduced=False)["comparison"].set_index("quantity")
     expected = {"zero": "MISMATCH", "digits": "match", "text": "match", "est": "differs",
                 "shape_near": "differs", "shape_far": "MISMATCH", "shape_banded": "differs",
                 "tape_us": "not judged", "ratio": "not judged", "grid": "not judged", "gpt2": "not judged",
@@ -245,12 +247,17 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
     assert set(full.status) == set(STATUSES)
     assert "×10" in full.loc["shape_far", "note"] and "processes disagreed" in full.loc["ratio", "note"]
     assert score(full.status) == (2, 9)  # 2 match; 3 differs + 3 MISMATCH + 1 MISSING + 2 match judged
-    reduced = measure_comparison(paths, str(doc), reduced=True)["comparison"].set_index("quantity")
+    reduced = measure_comparison(paths, str(doc), fams, reduced=True)["comparison"].set_index("quantity")
     assert reduced.loc["shape_far", "status"] == "not judged" and reduced.loc["full_only", "status"] == "not judged"
     assert reduced.loc["zero", "status"] == "MISMATCH"  # exact rows stay judged at reduced sizes
 
 
 # --- the report's summary ------------------------------------------------------------------------
+
+# A stand-in for the declared families (the real list comes from the rules files' family(...)).
+FAMS = [Family("scalar", "Scalar", ("S1", "S2", "S3"), 10), Family("tensor", "Tensor", ("T1",), 20),
+        Family("charlm", "Character model", ("C1",), 80)]
+
 
 def _cmp(statuses, ids=None):
     return pd.DataFrame([dict(id=(ids or ["S1"] * len(statuses))[i], quantity=f"q{i}", description=f"row {i}",
@@ -262,7 +269,7 @@ def test_summary_table_counts_five_outcomes_and_scores_judged_rows():
     from adbench.report.render import summary_table
     cmp = _cmp(["match", "match", "differs", "not judged", "MISMATCH", "match", "not judged"],
                ids=["S1", "S1", "S2", "S3", "T1", "T1", "C1"])
-    table = summary_table(cmp).set_index("family")
+    table = summary_table(cmp, FAMS).set_index("family")
     assert table.loc["scalar", ["match", "differs", "not judged", "MISMATCH", "MISSING"]].tolist() == [2, 1, 1, 0, 0]
     assert table.loc["scalar", "score"] == pytest.approx(2 / 3)
     assert table.loc["tensor", "score"] == pytest.approx(1 / 2)
