@@ -305,3 +305,10 @@ def test_comparison_job_returns_the_per_family_summary(tmp_path):
     summary = out["summary"].set_index("family")
     assert summary.loc["scalar", ["match", "MISMATCH", "judged"]].tolist() == [1, 1, 2]
     assert summary.loc["all", "score"] == 0.5
+
+
+def test_a_row_absent_at_smoke_sizes_is_not_judged_but_missing_at_full_sizes():
+    assert verdict("shape", "4.000015", None, reduced=True)[0] == "not judged"
+    assert verdict("exact", "4.000015", None, reduced=True, unjudged="size-dependent")[0] == "not judged"
+    assert verdict("shape", "4.000015", None, reduced=False)[0] == "MISSING"
+    assert verdict("exact", "4.000015", None, reduced=True)[0] == "MISSING"  # exact rows must exist at any size

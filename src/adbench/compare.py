@@ -53,6 +53,9 @@ def _within_order(doc: float, meas: float, factor: float) -> bool:
     return (doc > 0) == (meas > 0) and 1 / factor <= meas / doc <= factor
 
 
+REDUCED_UNJUDGED = ("shape", "pretrained", "timing")  # kinds that hold only at the documents' sizes
+
+
 def _unscored(kind: str, model_source, unit: str, reduced: bool) -> str:
     """Why a row with a measured value is not judged at all; '' when it is judged."""
     if kind == "config":
@@ -62,7 +65,7 @@ def _unscored(kind: str, model_source, unit: str, reduced: bool) -> str:
                 "the documented value needs those weights")
     if kind == "timing" and unit in TIME_UNITS:
         return "absolute wall-clock time measures the CPU as much as the code; only ratios are judged"
-    if reduced and kind in ("shape", "pretrained", "timing"):
+    if reduced and kind in REDUCED_UNJUDGED:
         return "measured at reduced (smoke) sizes: only exact, rounding, derived and property rows are judged"
     return ""
 
@@ -83,6 +86,8 @@ def verdict(kind: str, documented: str, measured, model_source: str | None = Non
     if kind == "rounding" and (spec is None or spec[0] == "abs"):
         raise ValueError(f"rounding row {documented!r} must declare tolerance sig:<n> or rel:<x>")
     if kind != "config" and (measured is None or (isinstance(measured, float) and math.isnan(measured))):
+        if reduced and (kind in REDUCED_UNJUDGED or not _blank(unjudged)):
+            return NOT_JUDGED, "not measured at reduced (smoke) sizes, where this row is not judged anyway"
         return "MISSING", "no measured value was produced for this quantity"
     why = _unscored(kind, model_source, unit, reduced) or ("" if _blank(unjudged) else str(unjudged))
     if why:
