@@ -46,13 +46,6 @@ def test_non_exact_kinds_differ_within_an_order_and_mismatch_beyond():
         assert verdict(kind, "0.004327", -0.004327)[0] == "MISMATCH"
 
 
-def test_pretrained_rows_from_a_random_model_are_not_judged_with_reason():
-    status, note = verdict("pretrained", "3.434449", 10.9, model_source="random")
-    assert status == "not judged" and "random" in note
-    assert verdict("pretrained", "3.434449", 3.434449, model_source="pretrained")[0] == "match"
-    assert verdict("pretrained", "3.434449", 40.0, model_source="pretrained")[0] == "MISMATCH"
-
-
 def test_missing_and_text_rows():
     assert verdict("exact", "1.0", None)[0] == "MISSING"
     assert verdict("exact", "TypeError", "TypeError")[0] == "match"
