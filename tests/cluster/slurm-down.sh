@@ -23,4 +23,6 @@ stop() {  # stop PID from file $1 if it is still the daemon $2 (a PID may have b
 stop slurmd.pid slurmd
 stop slurmctld.pid slurmctld
 stop munged.pid munged
+# configless slurmd linked /run/slurm/conf to its cache in STATE_DIR: drop the link if it is ours
+case "$(readlink /run/slurm/conf 2>/dev/null)" in "$DIR"/*) rm -f /run/slurm/conf ;; esac
 echo "cluster in $DIR stopped"
