@@ -196,6 +196,11 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
     assert len(jobs) >= len(TIMING_RULES) + 5, jobs
     for job_id, name in jobs.items():  # SLURM itself saw every submitted job finish on the node
         assert record[job_id]["JobState"] == "COMPLETED" and record[job_id]["NodeList"] == node, (name, record[job_id])
+    queue = subprocess.run(["squeue", "-h", "--states=all", "-o", "%i|%T|%N|%k"], env={**os.environ, **env},
+                           capture_output=True, text=True).stdout
+    print(queue)  # evidence for the log: id|state|node|comment (rule_<name>)
+    states = {line.split("|")[0]: line.split("|")[1] for line in queue.splitlines()}
+    assert all(states.get(j) == "COMPLETED" for j in jobs), (jobs, states)  # finished jobs stay MinJobAge=300 s
     metas = sorted((project / "results").rglob("*meta.json"))
     assert len(metas) == len(list((smoke[0] / "results").rglob("*meta.json"))) > 10
     for path in metas:
@@ -204,9 +209,9 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
     timing = [j for j, name in jobs.items() if name in TIMING_RULES]
     assert {jobs[j] for j in timing} == TIMING_RULES  # each timing rule is its own SLURM job...
     assert all(int(record[j]["ProcCnt"]) == node_cpus(env) for j in timing)  # ...holding every CPU (--exclusive)
-    html = (project / "report/report.html").read_text()
-    assert "SLURM job" in html and all(f'<td class="mono">{j}</td>' in html for j in
-                                       {json.loads(p.read_text())["slurm_job_id"] for p in metas})
+    appendix = (project / "report/report.html").read_text().split('id="provenance"', 1)[1]
+    shown = re.findall(r'<td class="mono">(\w+)</td><td class="mono">([^<]*)</td></tr>', appendix)
+    assert shown and {j for j, _ in shown} <= set(jobs) and {n for _, n in shown} == {node}, shown[:5]
     assert differing_csvs(smoke[0], project) == []
 
 
