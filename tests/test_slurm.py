@@ -44,6 +44,7 @@ def workflow_rules() -> dict[str, str]:
 
 
 def profile() -> dict:
+    """The SLURM profile as plain YAML (its YTE expressions stay strings)."""
     return yaml.safe_load(PROFILE.read_text())
 
 
@@ -200,7 +201,7 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
                            capture_output=True, text=True).stdout
     print(queue)  # evidence for the log: id|state|node|comment (rule_<name>)
     states = {line.split("|")[0]: line.split("|")[1] for line in queue.splitlines()}
-    assert all(states.get(j) == "COMPLETED" for j in jobs), (jobs, states)  # finished jobs stay MinJobAge=300 s
+    assert all(states.get(j) == "COMPLETED" for j in jobs), (jobs, states)  # finished jobs stay MinJobAge=3600 s
     metas = sorted((project / "results").rglob("*meta.json"))
     assert len(metas) == len(list((smoke[0] / "results").rglob("*meta.json"))) > 10
     for path in metas:

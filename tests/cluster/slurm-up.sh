@@ -72,9 +72,10 @@ MailProg=/bin/true
 # finds it (the Snakemake jobstep plugin drops SLURM_CONF from the job step's environment)
 SlurmctldParameters=enable_configless
 ReturnToService=2
-# squeue keeps finished jobs this long; the Snakemake plugin polls with squeue only
+# squeue keeps finished jobs this long (the test reads them all back after the run); the
+# Snakemake plugin polls with squeue only
 # when MinJobAge >= 3 x slurm-init-seconds-before-status-checks
-MinJobAge=300
+MinJobAge=3600
 SchedulerParameters=bf_interval=1
 NodeName=$NODE $HW State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
