@@ -73,8 +73,7 @@ MailProg=/bin/true
 SlurmctldParameters=enable_configless
 ReturnToService=2
 # squeue keeps finished jobs this long (the test reads them all back after the run); the
-# Snakemake plugin polls with squeue only
-# when MinJobAge >= 3 x slurm-init-seconds-before-status-checks
+# Snakemake plugin polls with squeue only when MinJobAge >= 3 x its first status interval
 MinJobAge=3600
 SchedulerParameters=bf_interval=1
 NodeName=$NODE $HW State=UNKNOWN
