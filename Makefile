@@ -10,7 +10,7 @@ CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
-.PHONY: report test setup lint clean browser matrix
+.PHONY: report test setup lint clean browser matrix slurm
 
 setup: $(STAMP)
 
@@ -45,7 +45,7 @@ matrix: $(STAMP)
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"
 
-test: $(TEST_STAMP) browser
+test: $(TEST_STAMP) browser slurm
 	$(BIN)/python -m pytest
 
 # The browser test drives Debian's Chromium through Playwright (no browser download).
@@ -56,6 +56,13 @@ browser:
 	    echo "installing Debian chromium for the browser test"; \
 	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: the browser test will be skipped (set CI=true as root to install it)"; fi; }
+
+# The SLURM test starts a one-node cluster from Debian's slurmctld/slurmd (tests/cluster/).
+# CI (CI=true) running as root installs them; elsewhere the test is skipped with a message.
+slurm:
+	@if [ "$${CI:-}" = "true" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  tests/cluster/slurm-up.sh --install; \
+	else echo "SLURM cluster test will be skipped (set CI=true as root to install and run it)"; fi
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

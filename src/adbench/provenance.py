@@ -114,6 +114,17 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def slurm_context(env: dict | None = None) -> dict[str, str]:
+    """SLURM job id and node when this process runs inside a SLURM job, else {}."""
+    env = os.environ if env is None else env
+    job = env.get("SLURM_JOB_ID")
+    if not job:
+        return {}
+    # the jobstep plugin strips allocation variables before a grouped job: fall back to the host
+    node = env.get("SLURMD_NODENAME") or env.get("SLURM_JOB_NODELIST") or platform.node().split(".")[0]
+    return {"slurm_job_id": job, "slurm_node": node}
+
+
 def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str,
                 threads: int | None, wall_s: float, extra: dict | None = None) -> dict:
     """The meta.json payload every job writes beside its CSVs."""
@@ -131,5 +142,6 @@ def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str
         "platform": platform.platform(),
         "python_executable": sys.executable,
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **slurm_context(),
         **(extra or {}),
     }

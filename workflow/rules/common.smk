@@ -100,19 +100,23 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_de
 # (MACHINE_SHARES, the global amount registered in the Snakefile), so the scheduler starts it only
 # when nothing else runs and starts nothing beside it. timing.exclusive: false (the smoke overlay)
 # makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads. On a cluster an
-# exclusive timing job also gets a node of its own (slurm_extra="--exclusive"); a profile that sets
+# exclusive timing job also gets a node of its own (profiles/slurm: slurm_extra --exclusive); a profile that sets
 # the global machine_share far above MACHINE_SHARES lets other jobs run on other nodes meanwhile.
 MACHINE_SHARES = 1000
 TIMING_THREADS = 1
 
 
-def sized(mem_mb=1000, runtime=5, threads=1, timing=False):
+def sized(mem_mb=1000, runtime=5, threads=1, timing=False, uses_device=False):
     """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share;
-    an exclusive timing job also asks a cluster for a node of its own (slurm_extra)."""
+    an exclusive timing job takes every machine_share. A rule whose tensors go to config["device"]
+    asks a cluster for one GPU when that is cuda (gpu=0 requests none; the local executor ignores gpu).
+    A cluster node of its own for timing jobs is the SLURM profile's business (profiles/slurm)."""
+    res = dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
     if timing and config["timing"]["exclusive"]:
-        return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=MACHINE_SHARES,
-                    slurm_extra="--exclusive")
-    return dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
+        res["machine_share"] = MACHINE_SHARES
+    if uses_device:
+        res["gpu"] = 1 if config["device"] == "cuda" else 0
+    return res
 
 
 # ---- boilerplate: every rule logs to logs/<job>.log, benchmarks to benchmarks/<job>.tsv, runs its

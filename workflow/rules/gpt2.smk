@@ -24,7 +24,7 @@ rule gpt2_model:
         args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")},
         prov=prov("adbench.gpt2.resolve", packages=GPT2_PACKAGES, seed=GPT2["seed"]),
     priority: 10  # long chains to the report: start them first
-    resources: **sized(mem_mb=2000, runtime=10)  # new rule, no full-run benchmark yet: BPE training headroom
+    resources: **sized(mem_mb=2000, runtime=10, uses_device=True)  # new rule, no full-run benchmark yet: BPE training headroom
     log: LOG("gpt2_model")
     benchmark: BENCH("gpt2_model")
     conda: ENV
@@ -55,7 +55,7 @@ rule gpt2_prompt:
                   uses_device=True),
     threads: GPT2["threads"]
     # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
-    resources: **sized(mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"])
+    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
     log: LOG("gpt2_prompt")
     benchmark: BENCH("gpt2_prompt")
@@ -93,7 +93,7 @@ rule gpt2_sequence:
         prov=prov("adbench.gpt2.sequence", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]
-    resources: **sized(mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"])
+    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
     log: LOG("gpt2_sequence")
     benchmark: BENCH("gpt2_sequence")
@@ -121,7 +121,7 @@ rule gpt2_memory:
         prov=prov("adbench.gpt2.memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
                   uses_device=True),
     threads: GPT2["threads"]
-    resources: **sized(mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"])
+    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"])
     priority: 10  # long chains to the report: start them first
     log: LOG("gpt2_memory")
     benchmark: BENCH("gpt2_memory")

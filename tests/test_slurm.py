@@ -1,0 +1,233 @@
+"""SLURM: the cluster profile, SLURM provenance, and the smoke DAG on a real one-node SLURM cluster.
+
+The cluster tests start Debian's slurmctld/slurmd (tests/cluster/slurm-up.sh) and need root; they run
+under CI=true as root (`make test` installs the packages) and are skipped with a message elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adbench import provenance
+from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
+
+PROFILE = ROOT / "profiles/slurm/config.yaml"
+CLUSTER = ROOT / "tests/cluster"
+# Rules that time code: alone on their node under SLURM (they claim every core locally).
+TIMING_RULES = {"scalar_s9_calibrate", "scalar_s9_run", "lifetimes_l6_calibrate", "lifetimes_l6_run", "gpt2_memory"}
+# Outputs that differ between any two runs (timing samples, wall seconds, RSS, tensor addresses): the
+# bitwise comparison of a SLURM run with a local run skips them. fnmatch patterns, relative to results/,
+# for whole files and for columns of files; "ID/quantity" patterns for rows of id/quantity tables.
+VOLATILE = {
+    "files": ["S9/*", "L6/timing/*", "G6/timing.csv", "G6/summary.csv"],
+    "columns": {"C1/summary.csv": {"train_seconds"}, "C1/train/*/run.csv": {"train_seconds"},
+                "G6/saved.csv": {"forward_s", "rss_growth_bytes"}, "L6/saved.csv": {"storage"}},
+    "rows": ["S9/*", "L6/*_median_*", "L6/ratio_*", "L6/noisy_processes", "G6/checkpoint_time_overhead_pct"],
+}
+
+
+def workflow_rules() -> dict[str, str]:
+    """Rule name -> the rules file (family) that defines it."""
+    return {name: smk.stem for smk in sorted((ROOT / "workflow/rules").glob("*.smk"))
+            for name in re.findall(r"^rule (\w+):", smk.read_text(), re.M)}
+
+
+def profile() -> dict:
+    """The SLURM profile as plain YAML (its YTE expressions stay strings)."""
+    return yaml.safe_load(PROFILE.read_text())
+
+
+# --- the profile and provenance, checked everywhere -------------------------------------------
+
+def test_profile_runs_timing_rules_exclusive_and_names_real_rules():
+    extra = {rule: res["slurm_extra"] for rule, res in profile()["set-resources"].items() if "slurm_extra" in res}
+    assert set(extra) <= set(workflow_rules()), set(extra) - set(workflow_rules())  # renamed rules fail here
+    assert TIMING_RULES <= set(extra), TIMING_RULES - set(extra)
+    assert {eval(v) for v in extra.values()} == {"--exclusive"}  # quoted once more for Snakemake's evaluation
+
+
+def test_profile_takes_partition_and_account_from_the_environment(monkeypatch):
+    from snakemake.profiles import ProfileConfigFileParser
+    monkeypatch.setenv("ADBENCH_SLURM_PARTITION", "gpu")
+    monkeypatch.delenv("ADBENCH_SLURM_ACCOUNT", raising=False)
+    with PROFILE.open() as f:
+        parsed = ProfileConfigFileParser().parse(f)
+    defaults = dict(item.split("=", 1) for item in parsed["default-resources"])
+    assert eval(defaults["slurm_partition"]) == "gpu"
+    assert eval(defaults["slurm_account"]) == ""  # unset: the plugin guesses the account
+    assert parsed["executor"] == "slurm" and parsed["slurm-status-command"] == "squeue"
+
+
+def test_slurm_context_only_inside_a_job(monkeypatch):
+    assert provenance.slurm_context({"PATH": "/bin"}) == {}
+    env = {"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n7", "SLURM_JOB_NODELIST": "n[7-8]"}
+    assert provenance.slurm_context(env) == {"slurm_job_id": "42", "slurm_node": "n7"}
+    assert provenance.slurm_context({"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n8"})["slurm_node"] == "n8"
+    monkeypatch.setenv("SLURM_JOB_ID", "43")
+    monkeypatch.setenv("SLURMD_NODENAME", "n9")
+    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
+    assert (meta["slurm_job_id"], meta["slurm_node"]) == ("43", "n9")
+    monkeypatch.delenv("SLURM_JOB_ID")
+    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
+    assert "slurm_job_id" not in meta and "slurm_node" not in meta
+
+
+def test_run_comparison_flags_stable_changes_and_skips_volatile_ones(tmp_path):
+    def tree(name, value, seconds, s9, extra=False):
+        files = {"T1/values.csv": f"id,quantity,value\nT1,x,{value}\n",
+                 "C1/summary.csv": f"variant,loss,train_seconds\ncorrect,1.5,{seconds}\n",
+                 "comparison.csv": f"id,quantity,measured\nS9,ratio_min,{s9}\nT1,x,{value}\n",
+                 "S9/samples.csv": f"total_s\n{seconds}\n", **({"D1/values.csv": "a\n1\n"} if extra else {})}
+        for rel, text in files.items():
+            (tmp_path / name / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / "results" / rel).write_text(text)
+        return tmp_path / name
+    base = tree("a", 1, 0.5, 40)
+    assert differing_csvs(base, tree("b", 1, 0.7, 38)) == []  # only volatile cells differ
+    assert differing_csvs(base, tree("c", 2, 0.5, 40)) == ["T1/values.csv", "comparison.csv"]
+    assert differing_csvs(base, tree("d", 1, 0.5, 40, extra=True)) == ["D1/values.csv"]
+
+
+# --- a real cluster ----------------------------------------------------------------------------
+
+# A mark, not a skip inside the fixture: the session-scoped smoke run would start first.
+needs_cluster = pytest.mark.skipif(
+    os.environ.get("CI") != "true" or os.geteuid() != 0,
+    reason="the SLURM cluster test runs only under CI=true as root (it installs and starts slurmd)")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A running one-node cluster: (environment with SLURM_CONF, its state directory); always torn down."""
+    state = tmp_path_factory.mktemp("slurm")
+    t0 = time.perf_counter()
+    up = subprocess.run([CLUSTER / "slurm-up.sh", state], capture_output=True, text=True, timeout=600)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        MEASURED["SLURM cluster start (incl. install check)"] = time.perf_counter() - t0
+        yield {"SLURM_CONF": str(state / "slurm.conf")}, state
+    finally:
+        subprocess.run([CLUSTER / "slurm-down.sh", state], capture_output=True, text=True, timeout=120)
+
+
+def node_cpus(env: dict) -> int:
+    out = subprocess.run(["sinfo", "-h", "-o", "%c"], env={**os.environ, **env}, capture_output=True, text=True)
+    return int(out.stdout.split()[0])
+
+
+def slurm_run(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """Snakemake through the user's profile, with only what a quick test needs on top."""
+    return snakemake(project, "--profile", str(project / "profiles/slurm"),
+                     "--slurm-init-seconds-before-status-checks", "2", *args, env=env, timeout=1200)
+
+
+def family_groups() -> list[str]:
+    """Group each family's non-timing rules into one SLURM job: every job still runs under SLURM,
+    but Snakemake starts (twice per SLURM job) a dozen times instead of fifty."""
+    rules = {r: fam for r, fam in workflow_rules().items() if r not in TIMING_RULES}
+    groups = [f"{r}={fam}" for r, fam in rules.items()]
+    return ["--groups", *groups, "--group-components", *{f"{fam}=1000" for fam in rules.values()}]
+
+
+def submitted(out: str) -> dict[str, str]:
+    """SLURM job id -> Snakemake rule or group, from Snakemake's submission messages."""
+    found = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S*?/slurm_logs/(?:rule|group)_([^/\s]+)/", out)
+    return dict(found)
+
+
+def jobcomp(state: Path) -> dict[str, dict]:
+    """SLURM's own record of every finished job (jobcomp/filetxt): id -> fields."""
+    rows = {}
+    for line in (state / "jobcomp.log").read_text().splitlines():
+        fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        rows[fields["JobId"]] = fields
+    return rows
+
+
+def stable_rows(path: Path, rel: str) -> list[list[str]]:
+    """The CSV's cells as text, without its volatile columns and rows."""
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return rows
+    drop = set().union(*(cols for pat, cols in VOLATILE["columns"].items() if fnmatch(rel, pat)))
+    keep = [i for i, name in enumerate(rows[0]) if name not in drop]
+    if {"id", "quantity"} <= set(rows[0]):
+        i, q = rows[0].index("id"), rows[0].index("quantity")
+        rows = rows[:1] + [r for r in rows[1:] if not any(fnmatch(f"{r[i]}/{r[q]}", p) for p in VOLATILE["rows"])]
+    return [[r[k] for k in keep if k < len(r)] for r in rows]
+
+
+def differing_csvs(a: Path, b: Path) -> list[str]:
+    """CSVs under results/ (relative paths) whose stable cells differ between two runs, or exist in one only."""
+    files = {p.relative_to(d / "results").as_posix() for d in (a, b) for p in (d / "results").rglob("*.csv")}
+    bad = []
+    for rel in sorted(f for f in files if not any(fnmatch(f, p) for p in VOLATILE["files"])):
+        pa, pb = a / "results" / rel, b / "results" / rel
+        if not (pa.is_file() and pb.is_file()) or stable_rows(pa, rel) != stable_rows(pb, rel):
+            bad.append(rel)
+    return bad
+
+
+@pytest.mark.slow
+@needs_cluster
+def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
+    env, state = cluster
+    project = copy_project(tmp_path / "project")
+    t0 = time.perf_counter()
+    res = slurm_run(project, env, *SMOKE, "--cores", str(node_cpus(env)), *family_groups())
+    MEASURED["smoke DAG wall time through SLURM"] = time.perf_counter() - t0
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+
+    jobs = submitted(out)
+    record = jobcomp(state)
+    node = socket.gethostname().split(".")[0]
+    assert len(jobs) >= len(TIMING_RULES) + 5, jobs
+    for job_id, name in jobs.items():  # SLURM itself saw every submitted job finish on the node
+        assert record[job_id]["JobState"] == "COMPLETED" and record[job_id]["NodeList"] == node, (name, record[job_id])
+    queue = subprocess.run(["squeue", "-h", "--states=all", "-o", "%i|%T|%N|%k"], env={**os.environ, **env},
+                           capture_output=True, text=True).stdout
+    print(queue)  # evidence for the log: id|state|node|comment (rule_<name>)
+    states = {line.split("|")[0]: line.split("|")[1] for line in queue.splitlines()}
+    assert all(states.get(j) == "COMPLETED" for j in jobs), (jobs, states)  # finished jobs stay MinJobAge=3600 s
+    metas = sorted((project / "results").rglob("*meta.json"))
+    assert len(metas) == len(list((smoke[0] / "results").rglob("*meta.json"))) > 10
+    for path in metas:
+        meta = json.loads(path.read_text())
+        assert meta.get("slurm_job_id") in jobs and meta.get("slurm_node") == node, (path, meta.get("slurm_job_id"))
+    timing = [j for j, name in jobs.items() if name in TIMING_RULES]
+    assert {jobs[j] for j in timing} == TIMING_RULES  # each timing rule is its own SLURM job...
+    assert all(int(record[j]["ProcCnt"]) == node_cpus(env) for j in timing)  # ...holding every CPU (--exclusive)
+    appendix = (project / "report/report.html").read_text().split('id="provenance"', 1)[1]
+    shown = re.findall(r'<td class="mono">(\w+)</td><td class="mono">([^<]*)</td></tr>', appendix)
+    assert shown and {j for j, _ in shown} <= set(jobs) and {n for _, n in shown} == {node}, shown[:5]
+    assert differing_csvs(smoke[0], project) == []
+
+
+@pytest.mark.slow
+@needs_cluster
+def test_failing_job_is_reported_and_leaves_no_output(cluster, tmp_path):
+    env, state = cluster
+    project = copy_project(tmp_path / "project")
+    (tmp_path / "empty.txt").write_text("\n")  # a path passes validation; the job fails: the corpus is empty
+    (tmp_path / "broken.yaml").write_text(f"corpus: {{path: {tmp_path / 'empty.txt'}, heldout_fraction: 0.1}}\n")
+    res = slurm_run(project, env, "results/corpus/stats.csv", *SMOKE, str(tmp_path / "broken.yaml"))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    (job_id, rule), = submitted(out).items()
+    assert rule == "corpus" and f"SLURM-job '{job_id}' failed" in out, out[-4000:]
+    assert jobcomp(state)[job_id]["JobState"] == "FAILED"
+    assert "corpus file is empty" in (project / "logs/corpus.log").read_text()
+    assert [p for p in (project / "results").rglob("*") if p.is_file()] == []  # no partial output
