@@ -160,11 +160,12 @@ def test_g7_clip_property_rows():
         p.grad = torch.randn_like(p) * 3
     total = torch.cat([p.grad.flatten() for p in params]).double().norm().item()   # float64 oracle
     before = torch.cat([p.grad.flatten() for p in params]).double()
+    total_fp32 = float(torch.nn.utils.get_total_norm([p.grad for p in params]))
     returned = float(torch.nn.utils.clip_grad_norm_(params, 1.0))
     after = torch.cat([p.grad.flatten() for p in params]).double()
     cos = float(after @ before / (after.norm() * before.norm()))
-    g7 = dict(total_norm=total, token_table_input_side=0.1, clip_return=returned, clipped_norm=after.norm().item(),
-              cosine_clipped_unclipped=cos)
+    g7 = dict(total_norm=total, total_norm_fp32=total_fp32, token_table_input_side=0.1, clip_return=returned,
+              clipped_norm=after.norm().item(), cosine_clipped_unclipped=cos)
     v = _g7_values(g7, "random").set_index("quantity").value
     assert v["clip_return_equals_unclipped_total"] == "true" and v["clip_direction_unchanged"] == "true"
     wrong = _g7_values({**g7, "clip_return": after.norm().item(), "cosine_clipped_unclipped": 0.9}, "random")
