@@ -6,35 +6,25 @@ under CI=true as root (`make test` installs the packages) and are skipped with a
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
 import socket
 import subprocess
 import time
-from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
 import yaml
 
 from adbench import provenance
+from test_determinism import compare_runs
 from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
 CLUSTER = ROOT / "tests/cluster"
 # Rules that time code: alone on their node under SLURM (they claim every core locally).
 TIMING_RULES = {"scalar_s9_calibrate", "scalar_s9_run", "lifetimes_l6_calibrate", "lifetimes_l6_run", "gpt2_memory"}
-# Outputs that differ between any two runs (timing samples, wall seconds, RSS, tensor addresses): the
-# bitwise comparison of a SLURM run with a local run skips them. fnmatch patterns, relative to results/,
-# for whole files and for columns of files; "ID/quantity" patterns for rows of id/quantity tables.
-VOLATILE = {
-    "files": ["S9/*", "L6/timing/*", "G6/timing.csv", "G6/summary.csv"],
-    "columns": {"C1/summary.csv": {"train_seconds"}, "C1/train/*/run.csv": {"train_seconds"},
-                "G6/saved.csv": {"forward_s", "rss_growth_bytes"}, "L6/saved.csv": {"storage"}},
-    "rows": ["S9/*", "L6/*_median_*", "L6/ratio_*", "L6/noisy_processes", "G6/checkpoint_time_overhead_pct"],
-}
 
 
 def workflow_rules() -> dict[str, str]:
@@ -81,22 +71,6 @@ def test_slurm_context_only_inside_a_job(monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID")
     meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
     assert "slurm_job_id" not in meta and "slurm_node" not in meta
-
-
-def test_run_comparison_flags_stable_changes_and_skips_volatile_ones(tmp_path):
-    def tree(name, value, seconds, s9, extra=False):
-        files = {"T1/values.csv": f"id,quantity,value\nT1,x,{value}\n",
-                 "C1/summary.csv": f"variant,loss,train_seconds\ncorrect,1.5,{seconds}\n",
-                 "comparison.csv": f"id,quantity,measured\nS9,ratio_min,{s9}\nT1,x,{value}\n",
-                 "S9/samples.csv": f"total_s\n{seconds}\n", **({"D1/values.csv": "a\n1\n"} if extra else {})}
-        for rel, text in files.items():
-            (tmp_path / name / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / name / "results" / rel).write_text(text)
-        return tmp_path / name
-    base = tree("a", 1, 0.5, 40)
-    assert differing_csvs(base, tree("b", 1, 0.7, 38)) == []  # only volatile cells differ
-    assert differing_csvs(base, tree("c", 2, 0.5, 40)) == ["T1/values.csv", "comparison.csv"]
-    assert differing_csvs(base, tree("d", 1, 0.5, 40, extra=True)) == ["D1/values.csv"]
 
 
 # --- a real cluster ----------------------------------------------------------------------------
@@ -155,31 +129,6 @@ def jobcomp(state: Path) -> dict[str, dict]:
     return rows
 
 
-def stable_rows(path: Path, rel: str) -> list[list[str]]:
-    """The CSV's cells as text, without its volatile columns and rows."""
-    with path.open(newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows:
-        return rows
-    drop = set().union(*(cols for pat, cols in VOLATILE["columns"].items() if fnmatch(rel, pat)))
-    keep = [i for i, name in enumerate(rows[0]) if name not in drop]
-    if {"id", "quantity"} <= set(rows[0]):
-        i, q = rows[0].index("id"), rows[0].index("quantity")
-        rows = rows[:1] + [r for r in rows[1:] if not any(fnmatch(f"{r[i]}/{r[q]}", p) for p in VOLATILE["rows"])]
-    return [[r[k] for k in keep if k < len(r)] for r in rows]
-
-
-def differing_csvs(a: Path, b: Path) -> list[str]:
-    """CSVs under results/ (relative paths) whose stable cells differ between two runs, or exist in one only."""
-    files = {p.relative_to(d / "results").as_posix() for d in (a, b) for p in (d / "results").rglob("*.csv")}
-    bad = []
-    for rel in sorted(f for f in files if not any(fnmatch(f, p) for p in VOLATILE["files"])):
-        pa, pb = a / "results" / rel, b / "results" / rel
-        if not (pa.is_file() and pb.is_file()) or stable_rows(pa, rel) != stable_rows(pb, rel):
-            bad.append(rel)
-    return bad
-
-
 @pytest.mark.slow
 @needs_cluster
 def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
@@ -213,7 +162,8 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
     appendix = (project / "report/report.html").read_text().split('id="provenance"', 1)[1]
     shown = re.findall(r'<td class="mono">(\w+)</td><td class="mono">([^<]*)</td></tr>', appendix)
     assert shown and {j for j, _ in shown} <= set(jobs) and {n for _, n in shown} == {node}, shown[:5]
-    assert differing_csvs(smoke[0], project) == []
+    report = compare_runs(smoke[0] / "results", project / "results")  # exclusions: test_determinism's lists
+    assert report["differ"] == [] and len(report["compared"]) > 100, report["differ"]
 
 
 @pytest.mark.slow
@@ -221,13 +171,17 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
 def test_failing_job_is_reported_and_leaves_no_output(cluster, tmp_path):
     env, state = cluster
     project = copy_project(tmp_path / "project")
-    (tmp_path / "empty.txt").write_text("\n")  # a path passes validation; the job fails: the corpus is empty
-    (tmp_path / "broken.yaml").write_text(f"corpus: {{path: {tmp_path / 'empty.txt'}, heldout_fraction: 0.1}}\n")
-    res = slurm_run(project, env, "results/corpus/stats.csv", *SMOKE, str(tmp_path / "broken.yaml"))
+    # passes validation, fails at run time: insist on the cached pinned weights, which CI does not have
+    (tmp_path / "broken.yaml").write_text("gpt2: {source: cache}\n")
+    res = slurm_run(project, {**env, "HF_HUB_CACHE": str(tmp_path / "empty-hub")}, "results/gpt2/model.json",
+                    *SMOKE, str(tmp_path / "broken.yaml"))
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    (job_id, rule), = submitted(out).items()
-    assert rule == "corpus" and f"SLURM-job '{job_id}' failed" in out, out[-4000:]
+    failed = {j: r for j, r in submitted(out).items() if r == "gpt2_model"}
+    assert len(failed) == 1, out[-4000:]
+    (job_id, rule), = failed.items()
+    assert f"SLURM-job '{job_id}' failed" in out, out[-4000:]
     assert jobcomp(state)[job_id]["JobState"] == "FAILED"
-    assert "corpus file is empty" in (project / "logs/corpus.log").read_text()
+    assert "gpt2.source: cache" in (project / "logs/gpt2_model.log").read_text()
+    assert not (project / "results/gpt2").exists() or not any(p.is_file() for p in (project / "results/gpt2").rglob("*"))
     assert [p for p in (project / "results").rglob("*") if p.is_file()] == []  # no partial output
