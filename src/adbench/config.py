@@ -178,9 +178,18 @@ def _others(cfg: dict) -> Iterator[str]:
                     sweep["hi_exp"], "lo_exp must be below hi_exp")
 
 
+def _archives(cfg: dict) -> Iterator[str]:
+    """compare_to names archives of this working directory (both entry points run there)."""
+    here = sorted(p.parent.name for p in Path("archive").glob("*/MANIFEST.json"))
+    for label in cfg["compare_to"]:
+        if label not in here:
+            yield (f"config key 'compare_to' lists archive {label!r}, but archive/{label}/MANIFEST.json does not "
+                   f"exist (archives here: {', '.join(here) or 'none'}); create one with `snakemake archive`")
+
+
 def cross_key_problems(cfg: dict) -> list[str]:
     """Constraints between keys, checked once every key has passed the schema."""
-    return [*_charlm(cfg), *_gpt2(cfg), *_corpus(cfg), *_others(cfg)]
+    return [*_charlm(cfg), *_gpt2(cfg), *_corpus(cfg), *_others(cfg), *_archives(cfg)]
 
 
 def load_schema(path: str | Path) -> dict:

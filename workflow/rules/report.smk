@@ -5,12 +5,7 @@ from datetime import date
 from adbench.report.changes import default_label
 
 ARCHIVE_LABEL = config["archive"]["label"] or default_label(versions(), config["device"], date.today())
-_ARCHIVES = sorted(p.parent.name for p in Path("archive").glob("*/MANIFEST.json"))
-for _label in config["compare_to"]:
-    if _label not in _ARCHIVES:
-        raise WorkflowError(f"config key 'compare_to' lists archive {_label!r}, but archive/{_label}/MANIFEST.json "
-                            f"does not exist (archives here: {', '.join(_ARCHIVES) or 'none'}); "
-                            "create one with `snakemake archive`")
+# compare_to labels are checked with the rest of the config (adbench.config)
 
 
 rule report_compare:
