@@ -41,7 +41,7 @@ report: $(SETUP)
 # config.yaml, e.g. `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
 MATRIX_CONFIG ?=
 matrix: $(STAMP)
-	$(BIN)/snakemake -s workflow/matrix.smk --cores $(CORES) --resources mem_mb=$(MEM_MB) \
+	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"
 

@@ -12,7 +12,7 @@ ROOT = Path(workflow.basedir)
 configfile: "config.yaml"
 
 
-report: "workflow/report/workflow.rst"
+report: "workflow/captions/workflow.rst"
 
 
 # Helpers and the one config check; then the corpus that several families read.

@@ -1,7 +1,7 @@
 """Rule archive (`snakemake archive`): snapshot results/ into archive/<label>/."""
 
 from adbench.jobs import run_job
-from adbench.report.changes import snapshot
+from adbench.history.archive import snapshot
 
 
 def archive(dest, overwrite, results_dir, files, info):

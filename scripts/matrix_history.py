@@ -3,11 +3,11 @@
 import json
 from pathlib import Path
 
-from adbench.documented import load
+from adbench.verdicts.documented import load
 from adbench.jobs import run_job
-from adbench.matrix.history import env_line, history, run_from_archive, run_from_status, varying
-from adbench.matrix.page import render_history
-from adbench.report.timing_moves import ALPHA
+from adbench.history.table import env_line, history, run_from_archive, run_from_status, varying
+from adbench.render.history import render_history
+from adbench.history.timing_moves import ALPHA
 
 
 def build(statuses, archives, archive_dir, device, rel_threshold, timing_threshold, template_dir):

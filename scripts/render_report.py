@@ -3,9 +3,10 @@
 from pathlib import Path
 
 from adbench.families import from_dicts
+from adbench.render import TEMPLATES
 from adbench.io import read_csv
 from adbench.jobs import run_job
-from adbench.report.render import benchmarks, collect, render
+from adbench.render.page import benchmarks, collect, render
 
 
 def build(comparison, changes, files, template_dir, reduced, rules, families):
@@ -18,4 +19,4 @@ def build(comparison, changes, files, template_dir, reduced, rules, families):
 run_job(snakemake, build, comparison=snakemake.input.comparison,  # noqa: F821 - injected
         changes=snakemake.input.changes, reduced=snakemake.params.reduced,  # noqa: F821
         rules=snakemake.params.rules, families=snakemake.params.families,  # noqa: F821
-        files=list(snakemake.input.files), template_dir=str(Path(snakemake.input.style).parent))  # noqa: F821
+        files=list(snakemake.input.files), template_dir=str(TEMPLATES))  # noqa: F821

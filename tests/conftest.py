@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "report", "envs", "profiles"]
+COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles"]
 
 
 def copy_project(dest: Path) -> Path:

@@ -5,7 +5,9 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from adbench.report.changes import changes, default_label, moved, snapshot
+from adbench.history.changes import changes, moved
+
+from adbench.history.archive import default_label, snapshot
 
 
 def _cmp(rows):
@@ -71,7 +73,7 @@ import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from adbench.report.timing_moves import mann_whitney, sample_test, timing_moved  # noqa: E402
+from adbench.history.timing_moves import mann_whitney, sample_test, timing_moved  # noqa: E402
 
 
 def test_mann_whitney_matches_published_values():

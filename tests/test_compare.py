@@ -5,8 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from adbench import documented
-from adbench.compare import (KINDS, compare, format_like, parse_printed, verdict, within_printed)
+from adbench.verdicts import documented
+from adbench.verdicts.verdict import (KINDS, compare, format_like, parse_printed, verdict, within_printed)
 from adbench.families import from_workflow
 from conftest import ROOT
 

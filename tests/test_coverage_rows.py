@@ -11,7 +11,7 @@ import torch
 torch.set_num_threads(1)
 
 from adbench.charlm.summary import surprise  # noqa: E402
-from adbench.documented import load  # noqa: E402
+from adbench.verdicts.documented import load  # noqa: E402
 from adbench.gpt2.prompt import _g4_values  # noqa: E402
 from adbench.gpt2.sequence import _g7_values  # noqa: E402
 from adbench.lifetimes.accumulation import measure_l2  # noqa: E402

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 import torch
 
-from adbench.compare import compare
+from adbench.verdicts.verdict import compare
 from adbench.depth import chains, stacks
-from adbench.documented import load
-from adbench.report.render import render
+from adbench.verdicts.documented import load
+from adbench.render import TEMPLATES
+from adbench.render.page import render
 from adbench.scalar.tape import Tape, Value
 
 torch.set_num_threads(1)
@@ -157,9 +158,9 @@ def render_depth_section(tmp_path: Path, d2: dict) -> str:
     """Render sections/depth.html.j2 alone through the project's renderer."""
     (tmp_path / "sections").mkdir()
     (tmp_path / "static").mkdir()
-    shutil.copy(ROOT / "report/macros.html.j2", tmp_path)
-    shutil.copy(ROOT / "report/sections/depth.html.j2", tmp_path / "sections")
-    shutil.copy(ROOT / "report/static/depth_explorer.js.j2", tmp_path / "static")
+    shutil.copy(TEMPLATES / "macros.html.j2", tmp_path)
+    shutil.copy(TEMPLATES / "sections/depth.html.j2", tmp_path / "sections")
+    shutil.copy(TEMPLATES / "static/depth_explorer.js.j2", tmp_path / "static")
     (tmp_path / "report.html.j2").write_text('{% import "macros.html.j2" as m %}<!DOCTYPE html><html><head>'
                                              '<meta charset="utf-8"></head><body>'
                                              '{% include "sections/depth.html.j2" %}</body></html>')

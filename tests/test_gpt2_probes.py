@@ -173,8 +173,8 @@ def test_account_kept_equals_dropped_and_checkpoint_saves_less():
 def test_g4_restoration_check_catches_a_one_ulp_difference():
     import pandas as pd
 
-    from adbench.compare import verdict
-    from adbench.documented import load
+    from adbench.verdicts.verdict import verdict
+    from adbench.verdicts.documented import load
     from adbench.gpt2.prompt import _g4_values
 
     orig = 3.0

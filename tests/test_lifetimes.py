@@ -7,8 +7,8 @@ import pytest
 import torch
 import yaml
 
-from adbench.compare import compare
-from adbench.documented import load
+from adbench.verdicts.verdict import compare
+from adbench.verdicts.documented import load
 from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, checkpoint_timing, graph, shapes
 
 torch.set_num_threads(1)

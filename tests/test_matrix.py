@@ -7,10 +7,10 @@ import subprocess
 import pandas as pd
 import pytest
 
-from adbench.documented import load
+from adbench.verdicts.documented import load
 from adbench.matrix.entries import entries, pin_hash, resolved
 from adbench.matrix.envs import error_line, unmet
-from adbench.matrix.history import history, run_from_status
+from adbench.history.table import history, run_from_status
 from adbench.matrix.run import check_meta_versions, run_error_line
 from conftest import ROOT, SMOKE, copy_project, snakemake
 
@@ -87,7 +87,7 @@ def test_two_version_matrix_builds_runs_archives_and_reuses(tmp_path):
     project = copy_project(tmp_path / "project")
     shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
     (project / "bad.yaml").write_text(MATRIX)
-    args = ["-s", str(project / "workflow/matrix.smk"), "--cores", "2", *SMOKE, ".test/matrix.yaml", "bad.yaml"]
+    args = ["-s", str(project / "workflow/matrix/Snakefile"), "--cores", "2", *SMOKE, ".test/matrix.yaml", "bad.yaml"]
     res = snakemake(project, *args, timeout=1200)
     assert res.returncode == 0, res.stderr[-4000:]          # the bad entry does not turn the matrix red
 

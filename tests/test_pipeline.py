@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import pandas as pd
 import pytest
 
-from adbench import documented
+from adbench.verdicts import documented
 from adbench.families import from_workflow
 from conftest import SMOKE, planned_jobs, snakemake
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
-from adbench.compare import compare
-from adbench.documented import load
+from adbench.verdicts.verdict import compare
+from adbench.verdicts.documented import load
 from adbench.precision import formats, scaling
 
 torch.set_num_threads(1)

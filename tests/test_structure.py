@@ -69,7 +69,7 @@ def _add_demo_family(project: Path) -> None:
     """Follow the guide's five steps in a project copy, using its code blocks verbatim."""
     blocks = _guide_blocks()
     for rel in ("src/adbench/demo/__init__.py", "src/adbench/demo/probe.py", "workflow/rules/demo.smk",
-                "report/sections/demo.html.j2"):
+                "src/adbench/render/templates/sections/demo.html.j2"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(blocks[rel])
     with open(project / "config.yaml", "a") as fh:
@@ -105,7 +105,7 @@ def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(proj
 def test_render_refuses_a_family_without_section(tmp_path):
     import pandas as pd
 
-    from adbench.report.render import render
+    from adbench.render.page import render
 
     (tmp_path / "sections").mkdir()
     (tmp_path / "report.html.j2").write_text("{% for f in sections %}{{ f.key }}{% endfor %}")

@@ -8,8 +8,8 @@ import pytest
 import torch
 import yaml
 
-from adbench.compare import compare
-from adbench.documented import load
+from adbench.verdicts.verdict import compare
+from adbench.verdicts.documented import load
 from adbench.tensor import probes, rules
 
 torch.set_num_threads(1)

@@ -6,11 +6,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from adbench import documented
-from adbench.compare import STATUSES, compare, score, verdict
+from adbench.render import TEMPLATES
+from adbench.verdicts import documented
+from adbench.verdicts.verdict import STATUSES, compare, score, verdict
 from adbench.families import Family
-from adbench.report.comparison import measure_comparison
-from adbench.tolerance import parse_spec, within_spec
+from adbench.verdicts.job import measure_comparison
+from adbench.verdicts.tolerance import parse_spec, within_spec
 
 
 # --- printed zeros -------------------------------------------------------------------------------
@@ -194,7 +195,7 @@ def test_malformed_rows_are_refused_at_load(tmp_path, row, message):
 
 def test_shipped_table_declares_every_printed_zero_exactly():
     df = documented.load()
-    from adbench.tolerance import is_printed_zero
+    from adbench.verdicts.tolerance import is_printed_zero
     zeros = df[df.documented.map(is_printed_zero)]
     assert len(zeros) >= 15
     # a printed zero is judged as exactly 0 unless the row declares abs: and says why
@@ -266,7 +267,7 @@ def _cmp(statuses, ids=None):
 
 
 def test_summary_table_counts_five_outcomes_and_scores_judged_rows():
-    from adbench.report.render import summary_table
+    from adbench.verdicts.summary import summary_table
     cmp = _cmp(["match", "match", "differs", "not judged", "MISMATCH", "match", "not judged"],
                ids=["S1", "S1", "S2", "S3", "T1", "T1", "C1"])
     table = summary_table(cmp, FAMS).set_index("family")
@@ -278,8 +279,8 @@ def test_summary_table_counts_five_outcomes_and_scores_judged_rows():
 
 
 def test_report_summary_shows_every_outcome_and_the_score():
-    from adbench.report.render import render
-    html = render(str(Path(__file__).parents[1] / "report"), _cmp(list(STATUSES)), {"tables": {}, "figures": {}, "metas": [], "paths": []})
+    from adbench.render.page import render
+    html = render(str(TEMPLATES), _cmp(list(STATUSES)), {"tables": {}, "figures": {}, "metas": [], "paths": []})
     summary = html[html.index('<section id="summary">'):html.index('<nav class="toc"')]
     assert "Reproduction score: 25.0 % (1 / 4)" in summary
     for s in STATUSES:

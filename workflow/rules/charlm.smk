@@ -87,9 +87,9 @@ rule charlm_plot:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
     output:
-        curves=report("results/C1/curves.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
-        heldout=report("results/C1/heldout.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
-        grad_norms=report("results/C1/grad_norms.svg", caption="../report/figure.rst", category="Character model", labels={"ID": "C1"}),
+        curves=report("results/C1/curves.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
+        heldout=report("results/C1/heldout.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
+        grad_norms=report("results/C1/grad_norms.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
     params:
         measure="adbench.plots.charlm:plot_c1",
         prov=prov("adbench.plots.charlm", packages=("matplotlib",)),

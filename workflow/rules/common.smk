@@ -26,7 +26,7 @@ REPORT_FILES = {}  # key -> output paths the report reads (render_report and arc
 
 
 def family(key, title, ids, order):
-    """Declare a family: its key (report section report/sections/<key>.html.j2), title, catalog IDs
+    """Declare a family: its key (report section src/adbench/render/templates/sections/<key>.html.j2), title, catalog IDs
     and position in the report. The report, its summary and the anchor tests take the list from here."""
     if key in FAMILIES:
         raise WorkflowError(f"family {key!r} is declared twice")

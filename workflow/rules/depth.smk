@@ -46,8 +46,8 @@ rule depth_plot:
         probe="results/D1/fp16_probe.csv",
         grid="results/D2/grid.csv",
     output:
-        chains=report("results/D1/chains.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D1"}),
-        stacks=report("results/D2/stacks.svg", caption="../report/figure.rst", category="Depth", labels={"ID": "D2"}),
+        chains=report("results/D1/chains.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D1"}),
+        stacks=report("results/D2/stacks.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D2"}),
     params:
         measure="adbench.plots.depth:plot_depth",
         args=dict(cases=DEPTH["d2"]["cases"]),

@@ -136,9 +136,9 @@ rule gpt2_plots:
         blocks="results/G8/blocks.csv",
         model=rules.gpt2_model.output.model,
     output:
-        states=report("results/G2/states.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G2"}),
-        surprise=report("results/G5/surprise.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G5"}),
-        blocks=report("results/G8/blocks.svg", caption="../report/figure.rst", category="GPT-2", labels={"ID": "G8"}),
+        states=report("results/G2/states.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G2"}),
+        surprise=report("results/G5/surprise.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G5"}),
+        blocks=report("results/G8/blocks.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G8"}),
     params:
         prov=prov("adbench.plots.gpt2", packages=("matplotlib",)),
     resources: **sized()

@@ -113,7 +113,7 @@ rule lifetimes_l6_plot:
         accounting="results/L6/accounting.csv",
         samples="results/L6/timing/samples.csv",
     output:
-        figure=report("results/L6/memory_time.svg", caption="../report/figure.rst", category="Graph lifetimes", labels={"ID": "L6"}),
+        figure=report("results/L6/memory_time.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L6"}),
     params:
         measure="adbench.plots.lifetimes:plot_checkpoint",
         prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),
@@ -144,7 +144,7 @@ rule lifetimes_l7_plot:
     input:
         sweep="results/L7/sweep.csv",
     output:
-        figure=report("results/L7/bytes_vs_seq.svg", caption="../report/figure.rst", category="Graph lifetimes", labels={"ID": "L7"}),
+        figure=report("results/L7/bytes_vs_seq.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L7"}),
     params:
         measure="adbench.plots.lifetimes:plot_shapes",
         prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),

@@ -55,7 +55,7 @@ rule optim_o1_plot:
         adam_curves="results/O1/adam/curves.csv",
         seeds="results/O1/seeds.csv",
     output:
-        figure=report("results/O1/curves.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O1"}),
+        figure=report("results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}),
     params:
         measure="adbench.plots.optim:plot_o1_curves",
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),
@@ -93,8 +93,8 @@ rule optim_o2_plot:
         best="results/O2/best.csv",
         grid="results/O2/grid.csv",
     output:
-        trajectories_figure=report("results/O2/trajectories.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
-        grids_figure=report("results/O2/grids.svg", caption="../report/figure.rst", category="Optimization", labels={"ID": "O2"}),
+        trajectories_figure=report("results/O2/trajectories.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
+        grids_figure=report("results/O2/grids.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
     params:
         measure="adbench.plots.optim:plot_o2",
         prov=prov("adbench.plots.optim", packages=("matplotlib",)),

@@ -64,8 +64,8 @@ rule precision_plot:
         landmarks="results/P1/landmarks.csv",
         trajectory="results/P6/trajectory.csv",
     output:
-        error_sweep=report("results/P3/error_sweep.svg", caption="../report/figure.rst", category="Precision", labels={"ID": "P3"}),
-        swamping=report("results/P6/swamping.svg", caption="../report/figure.rst", category="Precision", labels={"ID": "P6"}),
+        error_sweep=report("results/P3/error_sweep.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P3"}),
+        swamping=report("results/P6/swamping.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P6"}),
     params:
         measure="adbench.plots.precision:plot_precision",
         prov=prov("adbench.plots.precision", packages=("matplotlib",)),

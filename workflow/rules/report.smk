@@ -2,7 +2,8 @@
 # archive / compare_to machinery that says what moved since an earlier run.
 from datetime import date
 
-from adbench.report.changes import default_label
+from adbench.history.archive import default_label
+from adbench.render import TEMPLATES
 
 ARCHIVE_LABEL = config["archive"]["label"] or default_label(versions(), config["device"], date.today())
 # compare_to labels are checked with the rest of the config (adbench.config)
@@ -13,12 +14,12 @@ rule report_compare:
         documented=str(ROOT / "src/adbench/data/documented.csv"),
         values=report_values,
     output:
-        comparison=report("results/comparison.csv", caption="../report/comparison.rst", category="Comparison"),
+        comparison=report("results/comparison.csv", caption="../captions/comparison.rst", category="Comparison"),
         # outcome counts and reproduction score per family and overall
         summary="results/summary.csv",
     params:
         args=dict(reduced=config["reduced_sizes"], families=family_params()),
-        prov=prov("adbench.report.comparison", packages=()),
+        prov=prov("adbench.verdicts.job", packages=()),
     resources: **sized()
     log: LOG("report_compare")
     benchmark: BENCH("report_compare")
@@ -31,17 +32,16 @@ rule render_report:
         comparison="results/comparison.csv",
         changes="results/changes.csv",
         files=report_inputs,
-        templates=sorted(str(p) for p in (ROOT / "report").rglob("*") if p.suffix in (".j2", ".js")),
-        style=str(ROOT / "report/style.css"),
+        templates=sorted(str(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),
     output:
-        html=report("report/report.html", caption="../report/report_html.rst", category="Report"),
+        html=report("report/report.html", caption="../captions/report_html.rst", category="Report"),
     params:
         reduced=config["reduced_sizes"],
         # the declared families (rules files' family(...)), in report order: sections, summary, links
         families=family_params(),
         # current rule names: the provenance appendix skips benchmark files of removed rules
         rules=sorted(r.name for r in workflow.rules),
-        prov=prov("adbench.report.render", packages=("jinja2",)),
+        prov=prov("adbench.render.page", packages=("jinja2",)),
     resources: **sized()
     log: LOG("render_report")
     benchmark: BENCH("render_report")
@@ -54,7 +54,7 @@ rule report_changes:
         comparison="results/comparison.csv",
         archives=[f"archive/{label}/MANIFEST.json" for label in config["compare_to"]],
     output:
-        changes=report("results/changes.csv", caption="../report/changes.rst", category="Comparison"),
+        changes=report("results/changes.csv", caption="../captions/changes.rst", category="Comparison"),
     params:
         args=dict(rel_threshold=config["changes"]["relative_threshold"],
                   timing_threshold=config["changes"]["timing_threshold"],

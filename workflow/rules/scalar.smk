@@ -215,7 +215,7 @@ rule scalar_s5_plot:
         sweep="results/S5/sweep.csv",
         slopes="results/S5/slopes.csv",
     output:
-        figure=report("results/S5/valley.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S5"}),
+        figure=report("results/S5/valley.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S5"}),
     params:
         measure="adbench.plots.scalar:plot_valley",
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
@@ -230,7 +230,7 @@ rule scalar_s9_plot:
     input:
         samples="results/S9/samples.csv",
     output:
-        figure=report("results/S9/samples.svg", caption="../report/figure.rst", category="Scalar", labels={"ID": "S9"}),
+        figure=report("results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}),
     params:
         measure="adbench.plots.scalar:plot_timing",
         prov=prov("adbench.plots.scalar", packages=("matplotlib",)),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ..report.changes import default_label, snapshot
+from ..history.archive import default_label, snapshot
 
 log = logging.getLogger(__name__)
 _EXC = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit)\b.*)$")

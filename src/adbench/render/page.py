@@ -13,7 +13,8 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
-from ..compare import STATUSES, score
+from ..verdicts.summary import family_summary, tally
+from ..verdicts.verdict import STATUSES
 from ..families import Family
 from ..io import read_csv
 
@@ -96,32 +97,6 @@ def run_facts(metas: list[dict]) -> dict:
             if m.get(k):
                 facts[k].add(str(m[k]))
     return {k: ", ".join(sorted(v)) for k, v in facts.items()}
-
-
-def tally(statuses: pd.Series) -> dict:
-    """Counts of the five outcomes and the reproduction score (judged rows that match / judged rows)."""
-    matched, judged = score(statuses)
-    return {"counts": {s: int((statuses == s).sum()) for s in STATUSES}, "matched": matched, "judged": judged,
-            "score": None if judged == 0 else matched / judged}
-
-
-def family_summary(comparison: pd.DataFrame, families: list[Family]) -> list[dict]:
-    """Per family: outcome counts, reproduction score and which IDs have rows."""
-    out = []
-    for fam in families:
-        rows = comparison[comparison.id.isin(fam.ids)]
-        out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "rows": len(rows), **tally(rows.status)})
-    return out
-
-
-def summary_table(comparison: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
-    """One row per family and one 'all' row: outcome counts, matched, judged and score (for a CSV)."""
-    rows = [{"family": f["key"], **f["counts"], "matched": f["matched"], "judged": f["judged"], "score": f["score"]}
-            for f in family_summary(comparison, families)]
-    total = tally(comparison.status)
-    rows.append({"family": "all", **total["counts"], "matched": total["matched"], "judged": total["judged"],
-                 "score": total["score"]})
-    return pd.DataFrame(rows)
 
 
 def environment(metas: list[dict]) -> dict:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_csv
-from ..report.changes import changes, environment_line, printed
+from .changes import changes, printed
+from .archive import environment_line
 
 CORE = ("python", "torch", "transformers", "numpy")
 

@@ -1,58 +1,20 @@
-"""Archive a run's results and say what moved between an archived run and this one."""
+"""What moved between an archived run and this one: per documented quantity, by its printed digits or its timing samples."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-import shutil
-import tempfile
-from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
-from ..tolerance import format_like, is_printed_zero, parse_printed
-from ..io import read_csv, write_json
+from ..io import read_csv
+from ..verdicts.tolerance import format_like, is_printed_zero, parse_printed
+from .archive import environment_line
 from .timing_moves import timing_moved
 
 _PAIR = re.compile(r"^(.*)_(min|max)(_[a-z]+)?$")
-
-
-def default_label(versions: dict, device: str, day: date, extra: tuple[str, ...] = ()) -> str:
-    """'2026-11-29_torch2.13.0_transformers5.24.0_cpu' from the environment (plus `extra` packages)."""
-    keys = ("torch", "transformers") + tuple(k for k in extra if k not in ("torch", "transformers"))
-    v = "_".join(f"{k}{versions.get(k, 'na')}" for k in keys)
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{day.isoformat()}_{v}_{device}")
-
-
-def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, info: dict) -> dict:
-    """Copy CSVs and meta.json under `results_dir` to `dest` (all or nothing); never clobber by default."""
-    dest_path = Path(dest)
-    if dest_path.exists() and not overwrite:
-        raise FileExistsError(f"archive {dest_path} already exists; choose another archive.label "
-                              "or set archive.overwrite: true to replace it")
-    results = Path(results_dir)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest_path.name}.", dir=dest_path.parent))
-    copied = []
-    for f in map(Path, files):
-        if f.suffix in (".csv", ".json") and f.exists():
-            target = staging / f.relative_to(results)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(f, target)
-            copied.append(str(f.relative_to(results)))
-    manifest = {**info, "files": sorted(copied)}
-    write_json(manifest, staging / "MANIFEST.json")
-    if dest_path.exists():
-        shutil.rmtree(dest_path)
-    staging.rename(dest_path)
-    return manifest
-
-
-def environment_line(manifest: dict) -> str:
-    """'torch 2.13.0, transformers 5.24.0, numpy 2.4.6, cpu' for tables."""
-    v = manifest.get("versions", {})
-    return ", ".join([f"{k} {v[k]}" for k in ("torch", "transformers", "numpy") if k in v] + [manifest.get("device", "?")])
 
 
 def _num(x):

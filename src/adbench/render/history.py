@@ -10,7 +10,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..plots import COLORS, new_figure, svg_bytes
-from .history import ratio_ranges
+from ..history.table import ratio_ranges
 
 
 def ratio_chart(table: pd.DataFrame, labels: list[str], short: dict[str, str]) -> str:

@@ -1,6 +1,6 @@
 """Join measured values to the documented table and give each row one of five verdicts.
 
-match: within the row's tolerance (see adbench.tolerance). differs: outside it, for a kind
+match: within the row's tolerance (see adbench.verdicts.tolerance). differs: outside it, for a kind
 whose digits the documents did not pin (rounding, shape, pretrained, timing ratio), with the
 reason. not judged: never scored (absolute times, config echoes, pretrained rows on another
 model, reduced sizes, rows the measurement flagged). MISMATCH: a value or text that should

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .compare import KINDS
+from .verdict import KINDS
 from .tolerance import parse_printed, parse_spec
 
 COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "band", "doc", "section", "note",

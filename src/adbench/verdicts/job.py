@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import documented
-from ..compare import compare
-from ..io import read_csv
 from ..families import from_dicts
-from .render import summary_table
+from ..io import read_csv
+from . import documented
+from .summary import summary_table
+from .verdict import compare
 
 
 def measure_comparison(values: list[str], documented_path: str, families: list[dict], reduced: bool = False) -> dict:

@@ -1,0 +1,1 @@
+"""History: archived runs, what moved between two runs (numbers and timing samples), the history table."""

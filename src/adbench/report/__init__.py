@@ -1,1 +1,0 @@
-"""Comparison and HTML report rendering."""

@@ -1,0 +1,1 @@
+"""Verdicts: the documented table, tolerances, one row's verdict, the comparison job and the summary."""

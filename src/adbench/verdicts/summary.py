@@ -1,0 +1,34 @@
+"""Outcome counts and the reproduction score, per family and overall (results/summary.csv, the report's summary)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..families import Family
+from .verdict import STATUSES, score
+
+
+def tally(statuses: pd.Series) -> dict:
+    """Counts of the five outcomes and the reproduction score (judged rows that match / judged rows)."""
+    matched, judged = score(statuses)
+    return {"counts": {s: int((statuses == s).sum()) for s in STATUSES}, "matched": matched, "judged": judged,
+            "score": None if judged == 0 else matched / judged}
+
+
+def family_summary(comparison: pd.DataFrame, families: list[Family]) -> list[dict]:
+    """Per family: outcome counts, reproduction score and which IDs have rows."""
+    out = []
+    for fam in families:
+        rows = comparison[comparison.id.isin(fam.ids)]
+        out.append({"key": fam.key, "title": fam.title, "ids": fam.ids, "rows": len(rows), **tally(rows.status)})
+    return out
+
+
+def summary_table(comparison: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
+    """One row per family and one 'all' row: outcome counts, matched, judged and score (for a CSV)."""
+    rows = [{"family": f["key"], **f["counts"], "matched": f["matched"], "judged": f["judged"], "score": f["score"]}
+            for f in family_summary(comparison, families)]
+    total = tally(comparison.status)
+    rows.append({"family": "all", **total["counts"], "matched": total["matched"], "judged": total["judged"],
+                 "score": total["score"]})
+    return pd.DataFrame(rows)
