@@ -28,7 +28,7 @@ TEXT = ("The capital of France is Paris. Gradients flow backward through every b
 def record(tmp_path_factory):
     """What gpt2_model writes: the model.json record, its trained tokenizer in tokenizer.json."""
     p = tmp_path_factory.mktemp("gpt2") / "tokenizer.json"
-    out = measure_model(**MODEL, corpus_text=TEXT, tokenizer_file=str(p))
+    out = measure_model(**MODEL, corpus_text=TEXT, tokenizer_path=str(p))
     p.write_bytes(out["tokenizer"])
     return out["model"]
 
@@ -53,9 +53,9 @@ def test_g1_g3_g4_against_float64_oracle(record):
     tok = loaded.tokenizer
     p, t = tok.encode("The capital of France is"), tok.encode(" Paris")
     m64, nll64 = _f64_grads(loaded.model, torch.tensor([p + t]), len(p))
-    assert r["target"].nll[0] == pytest.approx(nll64, rel=1e-5)
-    assert r["target"].probability[0] == pytest.approx(math.exp(-nll64), rel=1e-4)
-    for i, row in r["qkv"].iterrows():
+    assert r["G1"]["target"].nll[0] == pytest.approx(nll64, rel=1e-5)
+    assert r["G1"]["target"].probability[0] == pytest.approx(math.exp(-nll64), rel=1e-4)
+    for i, row in r["G3"]["qkv"].iterrows():
         g = m64.transformer.h[i].attn.c_attn.weight.grad  # (C, 3C)
         C = g.shape[0]
         oracle = [float(g[:, j * C:(j + 1) * C].norm()) for j in range(3)]
@@ -63,25 +63,25 @@ def test_g1_g3_g4_against_float64_oracle(record):
         # negative control: the nn.Linear-layout bug (split dim 0 as if the weight were (3C, C)) is caught
         wrong = [float(x.norm()) for x in torch.tensor_split(g, 3, dim=0)]
         assert [row.q, row.k, row.v] != pytest.approx(wrong, rel=1e-4)
-    d = r["direction"].set_index("move").loss
+    d = r["G4"]["direction"].set_index("move").loss
     assert d["against"] < nll64 * (1 + 1e-6) and d["against"] < d["restored"] < d["with"]
-    assert bool(r["direction"].bitwise_equal_to_original.iloc[-1])
-    assert r["g4_values"].set_index("quantity").value["restoration"].startswith("restored exactly")
-    assert r["g1_values"].set_index("quantity").value["unique_parameters"] == 124_439_808
+    assert bool(r["G4"]["direction"].bitwise_equal_to_original.iloc[-1])
+    assert r["G4"]["values"].set_index("quantity").value["restoration"].startswith("restored exactly")
+    assert r["G1"]["values"].set_index("quantity").value["unique_parameters"] == 124_439_808
 
 
 def test_g2_states_have_gradients_and_map_to_documented_indices(record):
     r = measure_prompt(record, "The capital of France is", " Paris", [0, 5, 11], 0, 0.01)
-    states = r["states"]
+    states = r["G2"]["states"]
     assert len(states) == MODEL["random_config"]["n_layer"] + 1 and (states.grad_norm_last_token > 0).all()
-    v = r["g2_values"].set_index("quantity")
+    v = r["G2"]["values"].set_index("quantity")
     assert len(v) == 13 and v.value["state_12"] == states.grad_norm_last_token.iloc[-1]
     assert "stands in for 12" in v.note["state_12"] and v.note["state_00"] == ""
 
 
 def test_g7_split_against_untied_oracle(record):
     r = measure_sequence(record, TEXT, 48, 0, 0.1, 3, 4, 1.0, 1e-3, 1e3, 65536.0)
-    c = r["clipping"].iloc[0]
+    c = r["G7"]["clipping"].iloc[0]
     m = copy.deepcopy(_model().model).double()
     # untie: the output layer gets its own copy, so the table's gradient is the input side alone
     m.lm_head.weight = torch.nn.Parameter(m.transformer.wte.weight.detach().clone())
@@ -97,7 +97,7 @@ def test_g7_split_against_untied_oracle(record):
     assert total > 1 and c.clipped_norm == pytest.approx(1.0, abs=1e-5) and c.cosine_clipped_unclipped == pytest.approx(1.0, abs=1e-6)
     # negative control: the whole tied table's norm is not its input side
     assert c.token_table_norm != pytest.approx(float(inp.norm()), rel=1e-2)
-    assert not r["blocks"].starved.any() and not r["blocks"].runaway.any()
+    assert not r["G8"]["blocks"].starved.any() and not r["G8"]["blocks"].runaway.any()
 
 
 def test_g5_summary_against_hand_computed_values():

@@ -175,7 +175,7 @@ def test_every_exact_precision_row_matches_the_documented_table():
                                 {"lo_exp": -9, "hi_exp": 0, "points": 10}, [1.0, 8.0, 64.0, 512.0], 0.0003,
                                 [1e-8, 1e-10])
     s = scaling.measure_scaling([1e-8, 0.1, 1.0, 2.0], 65536.0, [2.0, 1e-8], 65536.0, 1.0, 0.0003, 2000, 100)
-    measured = pd.concat([v for k, v in {**f, **s}.items() if k.endswith("_values")])
+    measured = pd.concat([tables["values"] for tables in {**f, **s}.values()])
     cmp = compare(doc, measured)
     assert len(cmp) == len(doc) > 30
     assert (cmp.status == "match").all(), cmp[cmp.status != "match"]
@@ -188,7 +188,7 @@ def test_precision_figures_render_from_the_tables():
     from adbench.plots.precision import plot_precision
     f = formats.measure_formats([1e-8], [1e-3], {"lo_exp": -9, "hi_exp": 0, "points": 50}, [1.0], 0.0003, [1e-8])
     traj = scaling.measure_p6(1.0, 0.0003, 200, 10)["trajectory"]
-    out = plot_precision(f["p3_sweep"], f["p1_landmarks"], traj)
+    out = plot_precision(f["P3"]["sweep"], f["P1"]["landmarks"], traj)
     assert set(out) == {"error_sweep", "swamping"}
     assert b"fp16 smallest subnormal" in out["error_sweep"] and b"<svg" in out["error_sweep"]
     assert b"fp32 master weight" in out["swamping"]

@@ -10,6 +10,7 @@ from adbench.render import TEMPLATES
 from adbench.verdicts import documented
 from adbench.verdicts.verdict import STATUSES, compare, score, verdict
 from adbench.families import Family
+from adbench.io import read_csv
 from adbench.verdicts.job import measure_comparison
 from adbench.verdicts.tolerance import parse_spec, within_spec
 
@@ -239,7 +240,7 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
         part.to_csv(p, index=False)
         paths.append(str(p))
     fams = [f.as_dict() for f in FAMS]
-    full = measure_comparison(paths, str(doc), fams, reduced=False)["comparison"].set_index("quantity")
+    full = measure_comparison([read_csv(p) for p in paths], str(doc), fams, reduced=False)["comparison"].set_index("quantity")
     expected = {"zero": "MISMATCH", "digits": "match", "text": "match", "est": "differs",
                 "shape_near": "differs", "shape_far": "MISMATCH", "shape_banded": "differs",
                 "tape_us": "not judged", "ratio": "not judged", "grid": "not judged", "gpt2": "not judged",
@@ -248,7 +249,7 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
     assert set(full.status) == set(STATUSES)
     assert "×10" in full.loc["shape_far", "note"] and "processes disagreed" in full.loc["ratio", "note"]
     assert score(full.status) == (2, 9)  # 2 match; 3 differs + 3 MISMATCH + 1 MISSING + 2 match judged
-    reduced = measure_comparison(paths, str(doc), fams, reduced=True)["comparison"].set_index("quantity")
+    reduced = measure_comparison([read_csv(p) for p in paths], str(doc), fams, reduced=True)["comparison"].set_index("quantity")
     assert reduced.loc["shape_far", "status"] == "not judged" and reduced.loc["full_only", "status"] == "not judged"
     assert reduced.loc["zero", "status"] == "MISMATCH"  # exact rows stay judged at reduced sizes
 
@@ -302,7 +303,7 @@ def test_comparison_job_returns_the_per_family_summary(tmp_path):
     values = tmp_path / "values.csv"
     pd.DataFrame({"id": ["S1", "S1"], "quantity": ["q", "q2"], "value": [2.0, 1e-300], "note": ""}).to_csv(values)
     families = [{"key": "scalar", "title": "Scalar", "ids": ["S1"], "order": 1}]
-    out = measure_comparison([str(values)], str(doc), families)
+    out = measure_comparison([read_csv(values)], str(doc), families)
     summary = out["summary"].set_index("family")
     assert summary.loc["scalar", ["match", "MISMATCH", "judged"]].tolist() == [1, 1, 2]
     assert summary.loc["all", "score"] == 0.5

@@ -1,27 +1,39 @@
-"""Glue between a Snakemake script and a pure measurement function.
+"""Glue between a Snakemake rule and a pure measurement function: the one path from a rule to its code.
 
-A rule's script is three lines: import `run_job` and the measurement, call
-`run_job(snakemake, measure)`. Conventions a rule must follow:
+Every measurement rule runs scripts/measure.py, which calls `run_rule(snakemake)`:
 
-- `params.args`: dict of keyword arguments for the measurement function.
-- `params.prov`: dict from common.smk's `prov(...)` (versions, code hash, device, seed);
-  it is in params so Snakemake's params trigger re-runs the job after an upgrade.
-- every named output except `meta` is a table or file the function returns under
-  that name; `meta` receives meta.json. Returned DataFrames become CSVs, `bytes`
-  become binary files, dicts become JSON.
-- a job measuring several IDs names its per-ID outputs with `output_name(ID, table)`
-  (common.smk's `id_outputs` does it for rules) and returns them nested, {ID: {table: ...}}.
+- `params.measure` names the function, 'package.module:function'; a rule that measures several
+  IDs in one process (one torch import) names one function per ID, {ID: 'package.module:function'}.
+- the function receives exactly the parameters its signature names, from
+  * the rule's NAMED inputs, read by suffix (`read_input`): .csv -> DataFrame, .txt -> str,
+    .json -> dict, anything else -> bytes, a list of files -> a list. A named input the function
+    does not take is an error; positional inputs are dependencies only (never passed);
+  * the job's wildcards (cast to int where the parameter is annotated `int`);
+  * `<name>_path`: the path of input or output `<name>` instead of its content, for a function
+    that opens or writes the file itself;
+  * `params.args`, keyword arguments from the config ({ID: kwargs} for several IDs).
+- `params.prov` (common.smk's `job(...)` derives it from the modules `params.measure` names):
+  versions, code hash, device, seed and threads; in params so an upgrade re-runs the job.
+- per-ID tables are outputs named `<ID>__<table>` (common.smk's `id_outputs`), written to
+  results/<ID>/<table>.csv, with results/<ID>/meta.json as `<ID>__meta`. The function returns
+  {ID: {table: value}}, or {table: value} when it measures one ID. Other outputs (figures, the
+  files of a chain) keep a plain name that is the returned key. DataFrames become CSVs, `bytes`
+  binary files, dicts JSON; every write is atomic.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import json
 import logging
 import os
 import random
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
@@ -94,12 +106,82 @@ def grouped(measures: dict[str, Callable[..., dict[str, Any]]]) -> Callable[...,
     return measure
 
 
-def _result(results: dict[str, Any], name: str) -> Any:
-    """The returned value for output `name`: results[ID][table] when nested by ID, else results[name]."""
+def _result(results: dict[str, Any], name: str, single_id: bool) -> Any:
+    """The returned value for output `name`: results[ID][table] when nested by ID, results[table] when
+    the job measures one ID and returned it flat, else results[name] (a plain output name)."""
     mid, table = split_name(name)
     if mid is not None and isinstance(results.get(mid), dict):
         return results[mid].get(table)
+    if mid is not None and single_id:
+        return results.get(table)
     return results.get(name)
+
+
+def read_input(path: str) -> Any:
+    """One input file's content, by suffix (see the module docstring)."""
+    p = Path(path)
+    if p.suffix == ".csv":
+        return io.read_csv(p)
+    if p.suffix == ".txt":
+        return p.read_text(encoding="utf-8")
+    if p.suffix == ".json":
+        return json.loads(p.read_text(encoding="utf-8"))
+    return p.read_bytes()
+
+
+def resolve(ref: str | Mapping[str, str]) -> Callable[..., dict[str, Any]]:
+    """The function `params.measure` names; {ID: ref} becomes one grouped function of the IDs' kwargs."""
+    if isinstance(ref, Mapping):
+        return grouped({mid: resolve(r) for mid, r in ref.items()})
+    module, sep, name = ref.partition(":")
+    if not sep or not name:
+        raise ValueError(f"params.measure must read 'package.module:function', got {ref!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def _cast(param: inspect.Parameter, value: str) -> Any:
+    """Wildcards are strings; a parameter annotated int gets an int (annotations may be strings)."""
+    return int(value) if param.annotation in (int, "int") else value
+
+
+def call_arguments(fn: Callable, inputs: Mapping[str, Any], wildcards: Mapping[str, str],
+                   outputs: Mapping[str, str], args: Mapping[str, Any], reader=read_input) -> dict[str, Any]:
+    """The keyword arguments of `fn` that come from the job (inputs, wildcards, output paths), by name.
+
+    `args` are the config's keyword arguments (passed separately); a name both in `args` and in the job
+    is ambiguous and refused, and so is a named input that `fn` does not take (a misspelt parameter
+    would otherwise be ignored silently)."""
+    params = inspect.signature(fn).parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    unknown = sorted(k for k in inputs if k not in params and f"{k}_path" not in params and not takes_any)
+    if unknown:
+        raise TypeError(f"{fn.__name__}() takes no parameter named after input(s) {unknown}; rename the "
+                        "input to a parameter, or make it positional (a dependency, not passed)")
+    out: dict[str, Any] = {}
+    for name, value in inputs.items():
+        if f"{name}_path" in params:  # the function opens the file itself (a table with its own loader)
+            out[f"{name}_path"] = value
+        else:
+            out[name] = reader(value) if isinstance(value, str) else [reader(v) for v in value]
+    for name, value in wildcards.items():
+        if name in params:
+            out[name] = _cast(params[name], value)
+    for name, path in outputs.items():
+        if f"{name}_path" in params:
+            out[f"{name}_path"] = path
+    clash = sorted(set(out) & set(args))
+    if clash:
+        raise TypeError(f"{fn.__name__}(): {clash} come both from params.args and from the job")
+    return out
+
+
+def run_rule(smk: Any) -> dict[str, Any]:
+    """scripts/measure.py: run the function `params.measure` names on this job's inputs and write its outputs."""
+    params = dict(smk.params.items())
+    fn = resolve(params["measure"])
+    kwargs = call_arguments(fn, dict(smk.input.items()), dict(smk.wildcards.items()), dict(smk.output.items()),
+                            dict(params.get("args") or {}))
+    return run_job(smk, fn, **kwargs)
 
 
 def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
@@ -120,11 +202,12 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
             threads = sys.modules["torch"].get_num_threads()
         metas = [n for n in smk.output.keys() if split_name(n)[1] == "meta"]
         wanted = [n for n in smk.output.keys() if n not in metas]
-        missing = sorted(n for n in wanted if _result(results, n) is None)
+        single_id = len({split_name(n)[0] for n in smk.output.keys()} - {None}) == 1
+        missing = sorted(n for n in wanted if _result(results, n, single_id) is None)
         if missing:
             raise KeyError(f"{measure.__name__} did not return outputs {missing}")
         for name in wanted:
-            _write(name, _result(results, name), getattr(smk.output, name))
+            _write(name, _result(results, name, single_id), getattr(smk.output, name))
         wall = time.perf_counter() - start
         for name in metas:
             mid = split_name(name)[0]

@@ -1,17 +1,19 @@
 # C1: a four-block character GPT trained five ways (one `variant` wildcard job each),
 # scored on held-out text by an independent evaluation path, then summarized and plotted.
 
+from adbench.charlm.variants import VARIANTS
+
 family("charlm", "A character model trained five ways", ("C1",), order=80)
 
-# The five of the documents, then a control: no_zero_grad with gradient clipping switched on.
-C1_VARIANTS = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions",
-               "no_zero_grad_clipped"]
+# The five of the documents, then a control: no_zero_grad with gradient clipping switched on
+# (adbench.charlm.variants, torch-free, is the one list; the rules only read it).
+C1_VARIANTS = list(VARIANTS)
 
 
 rule charlm_train:
     input:
-        corpus="results/corpus/corpus.txt",
-        train="results/corpus/train.txt",
+        corpus_text=rules.corpus.output.corpus,
+        train_text=rules.corpus.output.train,
     output:
         curve="results/C1/train/{variant}/curve.csv",
         grad_norms="results/C1/train/{variant}/grad_norms.csv",
@@ -19,8 +21,7 @@ rule charlm_train:
         run="results/C1/train/{variant}/run.csv",
         meta="results/C1/train/{variant}/meta.json",
     params:
-        args=config["charlm"]["train"],
-        prov=prov("adbench.charlm.train", seed=config["charlm"]["train"]["seed"], threads=1),
+        **job("adbench.charlm.train:measure_train", args=config["charlm"]["train"], seed=config["charlm"]["train"]["seed"], threads=1),
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     priority: 10  # long chains to the report: start them first
@@ -28,15 +29,15 @@ rule charlm_train:
     log: LOG("charlm_train_{variant}")
     benchmark: BENCH("charlm_train_{variant}")
     conda: ENV
-    script: SCRIPT("charlm_train")
+    script: SCRIPT("measure")
 
 
 rule charlm_eval:
     input:
         weights=expand("results/C1/weights/{variant}.pt", variant=C1_VARIANTS),
-        corpus="results/corpus/corpus.txt",
-        train="results/corpus/train.txt",
-        heldout="results/corpus/heldout.txt",
+        corpus_text=rules.corpus.output.corpus,
+        train_text=rules.corpus.output.train,
+        heldout_text=rules.corpus.output.heldout,
     output:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
@@ -44,15 +45,15 @@ rule charlm_eval:
         surprise_extremes="results/C1/surprise_extremes.csv",
         meta="results/C1/eval.meta.json",
     params:
-        args=dict(surprise_context=config["charlm"]["surprise_context"],
-                  surprise_extremes=config["charlm"]["surprise_extremes"]),
-        prov=prov("adbench.charlm.evaluate", threads=1),
+        **job("adbench.charlm.evaluate:measure_eval", threads=1,
+              args=dict(variants=C1_VARIANTS, surprise_context=config["charlm"]["surprise_context"],
+                        surprise_extremes=config["charlm"]["surprise_extremes"])),
     priority: 10  # long chains to the report: start them first
     resources: **sized()
     log: LOG("charlm_eval")
     benchmark: BENCH("charlm_eval")
     conda: ENV
-    script: SCRIPT("charlm_eval")
+    script: SCRIPT("measure")
 
 
 rule charlm_summary:
@@ -63,21 +64,17 @@ rule charlm_summary:
         grad_norms=expand("results/C1/train/{variant}/grad_norms.csv", variant=C1_VARIANTS),
         runs=expand("results/C1/train/{variant}/run.csv", variant=C1_VARIANTS),
     output:
-        values="results/C1/values.csv",
-        summary="results/C1/summary.csv",
-        curves="results/C1/curves.csv",
-        grad_norms="results/C1/grad_norms.csv",
-        meta="results/C1/meta.json",
+        **id_outputs("C1", "values", "summary", "curves", "grad_norms"),
     params:
-        args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"],
-                  surprise_probabilities=config["charlm"]["surprise_probabilities"]),
-        prov=prov("adbench.charlm.summary"),
+        **job("adbench.charlm.summary:measure_summary",
+              args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"],
+                        surprise_probabilities=config["charlm"]["surprise_probabilities"])),
     priority: 10  # long chains to the report: start them first
     resources: **sized()
     log: LOG("charlm_summary")
     benchmark: BENCH("charlm_summary")
     conda: ENV
-    script: SCRIPT("charlm_summary")
+    script: SCRIPT("measure")
 
 
 rule charlm_plot:
@@ -91,8 +88,7 @@ rule charlm_plot:
         heldout=report("results/C1/heldout.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
         grad_norms=report("results/C1/grad_norms.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
     params:
-        measure="adbench.plots.charlm:plot_c1",
-        prov=prov("adbench.plots.charlm", packages=("matplotlib",)),
+        **job("adbench.plots.charlm:plot_c1", packages=("matplotlib",)),
     priority: 10  # long chains to the report: start them first
     resources: **sized()
     log: LOG("charlm_plot")

@@ -76,6 +76,16 @@ def _code(modules):
     return code_hash(*modules)
 
 
+def job(measure, args=None, packages=("torch", "numpy"), **prov_kw):
+    """A measurement rule's params: `measure` ('module:function', or {ID: 'module:function'} for several
+    IDs in one process), the function's config arguments `args`, and `prov` derived from the modules
+    `measure` names (their intra-package imports are followed by the code hash). Use as `params: **job(...)`."""
+    refs = measure.values() if isinstance(measure, dict) else [measure]
+    modules = sorted({ref.partition(":")[0] for ref in refs})
+    return dict(measure=measure, args=args if args is not None else {},
+                prov=prov(*modules, packages=packages, **prov_kw))
+
+
 def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_device=False):
     """params.prov: the versions and package-code hash a job depends on, plus device,
     seed and torch threads. In params, so a change re-runs exactly the jobs affected.
@@ -96,24 +106,26 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_de
 # runtime about 3x the wall time rounded up to whole minutes (at least 5), so a slower cluster node
 # or a larger corpus does not get a job killed. The defaults fit the many small jobs (<400 MB, <1 min).
 #
-# Timing jobs must run alone. Every job takes one `machine_share`; a timing job takes them all
-# (MACHINE_SHARES, the global amount registered in the Snakefile), so the scheduler starts it only
-# when nothing else runs and starts nothing beside it. timing.exclusive: false (the smoke overlay)
-# makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads. On a cluster an
-# exclusive timing job also gets a node of its own (profiles/slurm: slurm_extra --exclusive); a profile that sets
-# the global machine_share far above MACHINE_SHARES lets other jobs run on other nodes meanwhile.
+# Timing jobs must run alone, and `sized(timing=True)` is the one list of them: both schedulers
+# read it from the rule's resources. Every job takes one `machine_share`; a timing job takes them
+# all (MACHINE_SHARES, the global amount registered in the Snakefile), so the local scheduler
+# starts it only when nothing else runs and starts nothing beside it; on SLURM its `slurm_extra`
+# asks for a node of its own (--exclusive). A profile that sets the global machine_share far
+# above MACHINE_SHARES lets other jobs run on other nodes meanwhile. timing.exclusive: false (the
+# smoke overlay) makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads.
 MACHINE_SHARES = 1000
 TIMING_THREADS = 1
 
 
 def sized(mem_mb=1000, runtime=5, threads=1, timing=False, uses_device=False):
     """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share;
-    an exclusive timing job takes every machine_share. A rule whose tensors go to config["device"]
-    asks a cluster for one GPU when that is cuda (gpu=0 requests none; the local executor ignores gpu).
-    A cluster node of its own for timing jobs is the SLURM profile's business (profiles/slurm)."""
+    an exclusive timing job takes every machine_share and, on SLURM, a node of its own. A rule whose
+    tensors go to config["device"] asks a cluster for one GPU when that is cuda (gpu=0 requests none;
+    the local executor ignores gpu and slurm_extra)."""
     res = dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
     if timing and config["timing"]["exclusive"]:
         res["machine_share"] = MACHINE_SHARES
+        res["slurm_extra"] = "--exclusive"
     if uses_device:
         res["gpu"] = 1 if config["device"] == "cuda" else 0
     return res

@@ -15,9 +15,7 @@ rule corpus:
         stats="results/corpus/stats.csv",
         meta="results/corpus/meta.json",
     params:
-        measure="adbench.corpus:build_corpus",
-        args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
-        prov=prov("adbench.corpus", packages=()),
+        **job("adbench.corpus:build_corpus", args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]), packages=()),
     priority: 10  # long chains to the report: start them first
     resources: **sized()
     log: LOG("corpus")

@@ -8,14 +8,9 @@ DEPTH = config["depth"]
 
 rule depth_d1:
     output:
-        values="results/D1/values.csv",
-        chains="results/D1/chains.csv",
-        fp16_probe="results/D1/fp16_probe.csv",
-        meta="results/D1/meta.json",
+        **id_outputs("D1", "values", "chains", "fp16_probe"),
     params:
-        measure="adbench.depth.chains:measure_d1",
-        args=DEPTH["d1"],
-        prov=prov("adbench.depth.chains"),
+        **job("adbench.depth.chains:measure_d1", args=DEPTH["d1"]),
     resources: **sized()
     log: LOG("depth_d1")
     benchmark: BENCH("depth_d1")
@@ -25,14 +20,9 @@ rule depth_d1:
 
 rule depth_d2:
     output:
-        values="results/D2/values.csv",
-        grid="results/D2/grid.csv",
-        summary="results/D2/summary.csv",
-        meta="results/D2/meta.json",
+        **id_outputs("D2", "values", "grid", "summary"),
     params:
-        measure="adbench.depth.stacks:measure_d2",
-        args=DEPTH["d2"],
-        prov=prov("adbench.depth.stacks"),
+        **job("adbench.depth.stacks:measure_d2", args=DEPTH["d2"]),
     resources: **sized()
     log: LOG("depth_d2")
     benchmark: BENCH("depth_d2")
@@ -49,9 +39,7 @@ rule depth_plot:
         chains=report("results/D1/chains.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D1"}),
         stacks=report("results/D2/stacks.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D2"}),
     params:
-        measure="adbench.plots.depth:plot_depth",
-        args=dict(cases=DEPTH["d2"]["cases"]),
-        prov=prov("adbench.plots.depth", packages=("matplotlib",)),
+        **job("adbench.plots.depth:plot_depth", args=dict(cases=DEPTH["d2"]["cases"]), packages=("matplotlib",)),
     resources: **sized()
     log: LOG("depth_plot")
     benchmark: BENCH("depth_plot")

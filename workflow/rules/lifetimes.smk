@@ -17,34 +17,31 @@ rule lifetimes_graph:
         **id_outputs("L4", "values", "tensors"),
         **id_outputs("L5", "values", "errors"),
     params:
-        args=dict(
+        **job(
+            {"L1": "adbench.lifetimes.accumulation:measure_l1", "L2": "adbench.lifetimes.accumulation:measure_l2",
+             "L3": "adbench.lifetimes.accumulation:measure_l3", "L4": "adbench.lifetimes.graph:measure_l4",
+             "L5": "adbench.lifetimes.graph:measure_l5"},
+            args=dict(
             L1=dict(n_examples=LIFE["accumulation_examples"], **LIFE_DATA),
             L2=dict(n_examples=LIFE["accumulation_examples"], split=LIFE["split"], nanogpt_steps=LIFE["nanogpt_steps"],
                   nanogpt_micro=LIFE["nanogpt_micro"], **LIFE_DATA),
             L3=dict(split=LIFE["split"], **LIFE_DATA),
             L4=dict(x=LIFE["leaf_x"]),
             L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
+            ),
         ),
-        prov=prov("adbench.lifetimes.accumulation", "adbench.lifetimes.graph"),
     resources: **sized()
     log: LOG("lifetimes_graph")
     benchmark: BENCH("lifetimes_graph")
     conda: ENV
-    script: SCRIPT("lifetimes_graph")
+    script: SCRIPT("measure")
 
 
 rule lifetimes_l6_memory:
     output:
-        values="results/L6/values.csv",
-        accounting="results/L6/accounting.csv",
-        per_block="results/L6/per_block.csv",
-        checks="results/L6/checks.csv",
-        saved="results/L6/saved.csv",
-        meta="results/L6/meta.json",
+        **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved"),
     params:
-        measure="adbench.lifetimes.checkpoint_probe:measure_l6_memory",
-        args=LIFE_CKPT,
-        prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint"),
+        **job("adbench.lifetimes.checkpoint_probe:measure_l6_memory", args=LIFE_CKPT),
     resources: **sized()
     log: LOG("lifetimes_l6_memory")
     benchmark: BENCH("lifetimes_l6_memory")
@@ -57,9 +54,7 @@ rule lifetimes_l6_calibrate:
         calibration="results/L6/timing/calibration.csv",
         meta="results/L6/timing/calibration.meta.json",
     params:
-        measure="adbench.lifetimes.checkpoint_probe:measure_calibration",
-        args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT),
-        prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=TIMING_THREADS),
+        **job("adbench.lifetimes.checkpoint_probe:measure_calibration", args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT), threads=TIMING_THREADS),
     resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
     log: LOG("lifetimes_l6_calibrate")
     benchmark: BENCH("lifetimes_l6_calibrate")
@@ -74,11 +69,8 @@ rule lifetimes_l6_run:
         samples="results/L6/timing/runs/{process}/samples.csv",
         meta="results/L6/timing/runs/{process}/meta.json",
     params:
-        measure="adbench.lifetimes.checkpoint_probe:measure_run",
-        args=lambda wc: dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"],
-                             retries=config["timing"]["retries"], **LIFE_CKPT,
-                             process=int(wc.process)),
-        prov=prov("adbench.lifetimes.checkpoint_probe", "adbench.lifetimes.checkpoint", threads=TIMING_THREADS),
+        **job("adbench.lifetimes.checkpoint_probe:measure_run", args=dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"],
+                             retries=config["timing"]["retries"], **LIFE_CKPT), threads=TIMING_THREADS),  # process: the wildcard
     wildcard_constraints:
         process=r"\d+",
     resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
@@ -98,9 +90,7 @@ rule lifetimes_l6_summary:
         samples="results/L6/timing/samples.csv",
         meta="results/L6/timing/meta.json",
     params:
-        measure="adbench.lifetimes.checkpoint_timing:measure_summary",
-        args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
-        prov=prov("adbench.lifetimes.checkpoint_timing"),
+        **job("adbench.lifetimes.checkpoint_timing:measure_summary", args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"])),
     resources: **sized()
     log: LOG("lifetimes_l6_summary")
     benchmark: BENCH("lifetimes_l6_summary")
@@ -115,8 +105,7 @@ rule lifetimes_l6_plot:
     output:
         figure=report("results/L6/memory_time.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L6"}),
     params:
-        measure="adbench.plots.lifetimes:plot_checkpoint",
-        prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),
+        **job("adbench.plots.lifetimes:plot_checkpoint", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("lifetimes_l6_plot")
     benchmark: BENCH("lifetimes_l6_plot")
@@ -126,13 +115,9 @@ rule lifetimes_l6_plot:
 
 rule lifetimes_l7:
     output:
-        values="results/L7/values.csv",
-        sweep="results/L7/sweep.csv",
-        meta="results/L7/meta.json",
+        **id_outputs("L7", "values", "sweep"),
     params:
-        measure="adbench.lifetimes.shapes:measure_l7",
-        args=LIFE["shapes"],
-        prov=prov("adbench.lifetimes.shapes", packages=("torch", "numpy", "transformers")),
+        **job("adbench.lifetimes.shapes:measure_l7", args=LIFE["shapes"], packages=("torch", "numpy", "transformers")),
     resources: **sized()
     log: LOG("lifetimes_l7")
     benchmark: BENCH("lifetimes_l7")
@@ -146,8 +131,7 @@ rule lifetimes_l7_plot:
     output:
         figure=report("results/L7/bytes_vs_seq.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L7"}),
     params:
-        measure="adbench.plots.lifetimes:plot_shapes",
-        prov=prov("adbench.plots.lifetimes", packages=("matplotlib",)),
+        **job("adbench.plots.lifetimes:plot_shapes", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("lifetimes_l7_plot")
     benchmark: BENCH("lifetimes_l7_plot")

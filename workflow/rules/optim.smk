@@ -13,10 +13,8 @@ rule optim_o1_train:
         finals="results/O1/{optimizer}/finals.csv",
         meta="results/O1/{optimizer}/meta.json",
     params:
-        measure="adbench.optim.xor:measure_o1_train",
-        # only this optimizer's settings: editing Adam's re-runs the adam job alone
-        args=lambda wc: dict(**O1_MODEL, optimizer=wc.optimizer, **{wc.optimizer: O1[wc.optimizer]}),
-        prov=prov("adbench.optim.xor", packages=("numpy",)),
+        # only this optimizer's settings (optimizer itself is the wildcard): editing Adam's re-runs the adam job alone
+        **job("adbench.optim.xor:measure_o1_train", args=lambda wc: dict(**O1_MODEL, **{wc.optimizer: O1[wc.optimizer]}), packages=("numpy",)),
     wildcard_constraints:
         optimizer="gd|adam",
     resources: **sized(runtime=7)
@@ -32,16 +30,10 @@ rule optim_o1:
         gd_curves="results/O1/gd/curves.csv",
         adam_finals="results/O1/adam/finals.csv",
     output:
-        values="results/O1/values.csv",
-        seeds="results/O1/seeds.csv",
-        gradcheck="results/O1/gradcheck.csv",
-        ulp="results/O1/ulp.csv",
-        meta="results/O1/meta.json",
+        **id_outputs("O1", "values", "seeds", "gradcheck", "ulp"),
     params:
-        measure="adbench.optim.o1:measure_o1",
-        args=dict(**O1_MODEL, gd=O1["gd"], stuck_threshold=O1["stuck_threshold"], gradcheck=O1["gradcheck"],
-                  report_seed=O1["report_seed"], report_steps=O1["report_steps"], ulp_offsets=O1["ulp_offsets"]),
-        prov=prov("adbench.optim.o1", packages=("numpy",)),
+        **job("adbench.optim.o1:measure_o1", args=dict(**O1_MODEL, gd=O1["gd"], stuck_threshold=O1["stuck_threshold"], gradcheck=O1["gradcheck"],
+                  report_seed=O1["report_seed"], report_steps=O1["report_steps"], ulp_offsets=O1["ulp_offsets"]), packages=("numpy",)),
     resources: **sized()
     log: LOG("optim_o1")
     benchmark: BENCH("optim_o1")
@@ -57,8 +49,7 @@ rule optim_o1_plot:
     output:
         figure=report("results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}),
     params:
-        measure="adbench.plots.optim:plot_o1_curves",
-        prov=prov("adbench.plots.optim", packages=("matplotlib",)),
+        **job("adbench.plots.optim:plot_o1_curves", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("optim_o1_plot")
     benchmark: BENCH("optim_o1_plot")
@@ -68,17 +59,9 @@ rule optim_o1_plot:
 
 rule optim_o2:
     output:
-        values="results/O2/values.csv",
-        spectrum="results/O2/spectrum.csv",
-        ceiling="results/O2/ceiling.csv",
-        grid="results/O2/grid.csv",
-        best="results/O2/best.csv",
-        trajectories="results/O2/trajectories.csv",
-        meta="results/O2/meta.json",
+        **id_outputs("O2", "values", "spectrum", "ceiling", "grid", "best", "trajectories"),
     params:
-        measure="adbench.optim.o2:measure_o2",
-        args=config["optim"]["o2"],
-        prov=prov("adbench.optim.o2", packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
+        **job("adbench.optim.o2:measure_o2", args=config["optim"]["o2"], packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
     resources: **sized()
     log: LOG("optim_o2")
     benchmark: BENCH("optim_o2")
@@ -96,8 +79,7 @@ rule optim_o2_plot:
         trajectories_figure=report("results/O2/trajectories.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
         grids_figure=report("results/O2/grids.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
     params:
-        measure="adbench.plots.optim:plot_o2",
-        prov=prov("adbench.plots.optim", packages=("matplotlib",)),
+        **job("adbench.plots.optim:plot_o2", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("optim_o2_plot")
     benchmark: BENCH("optim_o2_plot")
@@ -107,14 +89,9 @@ rule optim_o2_plot:
 
 rule optim_o3:
     output:
-        values="results/O3/values.csv",
-        arrangements="results/O3/arrangements.csv",
-        counts="results/O3/counts.csv",
-        meta="results/O3/meta.json",
+        **id_outputs("O3", "values", "arrangements", "counts"),
     params:
-        measure="adbench.optim.memory:measure_o3",
-        args=config["optim"]["o3"],
-        prov=prov("adbench.optim.memory", packages=("torch", "transformers")),
+        **job("adbench.optim.memory:measure_o3", args=config["optim"]["o3"], packages=("torch", "transformers")),
     resources: **sized()
     log: LOG("optim_o3")
     benchmark: BENCH("optim_o3")

@@ -8,25 +8,15 @@ PREC = config["precision"]
 
 rule precision_formats:
     output:
-        p1_values="results/P1/values.csv",
-        p1_landmarks="results/P1/landmarks.csv",
-        p2_values="results/P2/values.csv",
-        p2_casts="results/P2/casts.csv",
-        p3_values="results/P3/values.csv",
-        p3_errors="results/P3/errors.csv",
-        p3_sweep="results/P3/sweep.csv",
-        p7_values="results/P7/values.csv",
-        p7_spacing="results/P7/spacing.csv",
-        p8_values="results/P8/values.csv",
-        p8_casts="results/P8/casts.csv",
-        p8_gaps="results/P8/gaps.csv",
-        meta="results/P1/meta.json",
+        **id_outputs("P1", "values", "landmarks"),
+        **id_outputs("P2", "values", "casts"),
+        **id_outputs("P3", "values", "errors", "sweep"),
+        **id_outputs("P7", "values", "spacing"),
+        **id_outputs("P8", "values", "casts", "gaps"),
     params:
-        measure="adbench.precision.formats:measure_formats",
-        args=dict(grads=PREC["fp16_grads"], rel_error_x=PREC["rel_error_x"],
+        **job("adbench.precision.formats:measure_formats", args=dict(grads=PREC["fp16_grads"], rel_error_x=PREC["rel_error_x"],
                   rel_error_sweep=PREC["rel_error_sweep"], spacing_weights=PREC["spacing_weights"],
-                  update=PREC["update"], bf16_values=PREC["bf16_values"]),
-        prov=prov("adbench.precision.formats"),
+                  update=PREC["update"], bf16_values=PREC["bf16_values"])),
     resources: **sized()
     log: LOG("precision_formats")
     benchmark: BENCH("precision_formats")
@@ -36,21 +26,14 @@ rule precision_formats:
 
 rule precision_scaling:
     output:
-        p4_values="results/P4/values.csv",
-        p4_static="results/P4/static.csv",
-        p5_values="results/P5/values.csv",
-        p5_attempts="results/P5/attempts.csv",
-        p5_settled="results/P5/settled.csv",
-        p6_values="results/P6/values.csv",
-        p6_trajectory="results/P6/trajectory.csv",
-        meta="results/P4/meta.json",
+        **id_outputs("P4", "values", "static"),
+        **id_outputs("P5", "values", "attempts", "settled"),
+        **id_outputs("P6", "values", "trajectory"),
     params:
-        measure="adbench.precision.scaling:measure_scaling",
-        args=dict(static_grads=PREC["static_grads"], static_scale=PREC["static_scale"],
+        **job("adbench.precision.scaling:measure_scaling", args=dict(static_grads=PREC["static_grads"], static_scale=PREC["static_scale"],
                   dynamic_grads=PREC["dynamic_grads"], dynamic_start=PREC["dynamic_start"],
                   weight=PREC["weight"], update=PREC["update"], steps=PREC["steps"],
-                  record_every=PREC["record_every"]),
-        prov=prov("adbench.precision.scaling"),
+                  record_every=PREC["record_every"])),
     resources: **sized()
     log: LOG("precision_scaling")
     benchmark: BENCH("precision_scaling")
@@ -67,8 +50,7 @@ rule precision_plot:
         error_sweep=report("results/P3/error_sweep.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P3"}),
         swamping=report("results/P6/swamping.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P6"}),
     params:
-        measure="adbench.plots.precision:plot_precision",
-        prov=prov("adbench.plots.precision", packages=("matplotlib",)),
+        **job("adbench.plots.precision:plot_precision", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("precision_plot")
     benchmark: BENCH("precision_plot")

@@ -18,13 +18,13 @@ rule report_compare:
         # outcome counts and reproduction score per family and overall
         summary="results/summary.csv",
     params:
-        args=dict(reduced=config["reduced_sizes"], families=family_params()),
-        prov=prov("adbench.verdicts.job", packages=()),
+        **job("adbench.verdicts.job:measure_comparison", packages=(),
+              args=dict(reduced=config["reduced_sizes"], families=family_params())),
     resources: **sized()
     log: LOG("report_compare")
     benchmark: BENCH("report_compare")
     conda: ENV
-    script: SCRIPT("report_compare")
+    script: SCRIPT("measure")
 
 
 rule render_report:

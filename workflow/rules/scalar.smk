@@ -5,13 +5,9 @@ family("scalar", "Scalar tape and numerical derivatives", numbered("S", 10), ord
 
 rule scalar_s1:
     output:
-        values="results/S1/values.csv",
-        gradients="results/S1/gradients.csv",
-        meta="results/S1/meta.json",
+        **id_outputs("S1", "values", "gradients"),
     params:
-        measure="adbench.scalar.probes:measure_s1",
-        args=dict(a=config['scalar']['a'], b=config['scalar']['b'], reference_h=config['scalar']['reference_h']),
-        prov=prov("adbench.scalar.probes"),
+        **job("adbench.scalar.probes:measure_s1", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], reference_h=config['scalar']['reference_h'])),
     resources: **sized()
     log: LOG("scalar_s1")
     benchmark: BENCH("scalar_s1")
@@ -21,13 +17,9 @@ rule scalar_s1:
 
 rule scalar_s2:
     output:
-        values="results/S2/values.csv",
-        nudges="results/S2/nudges.csv",
-        meta="results/S2/meta.json",
+        **id_outputs("S2", "values", "nudges"),
     params:
-        measure="adbench.scalar.probes:measure_s2",
-        args=dict(nudge_x=config['scalar']['nudge_x'], nudges=config['scalar']['nudges']),
-        prov=prov("adbench.scalar.probes"),
+        **job("adbench.scalar.probes:measure_s2", args=dict(nudge_x=config['scalar']['nudge_x'], nudges=config['scalar']['nudges'])),
     resources: **sized()
     log: LOG("scalar_s2")
     benchmark: BENCH("scalar_s2")
@@ -37,13 +29,9 @@ rule scalar_s2:
 
 rule scalar_s3:
     output:
-        values="results/S3/values.csv",
-        routes="results/S3/routes.csv",
-        meta="results/S3/meta.json",
+        **id_outputs("S3", "values", "routes"),
     params:
-        measure="adbench.scalar.probes:measure_s3",
-        args=dict(a=config['scalar']['a'], b=config['scalar']['b']),
-        prov=prov("adbench.scalar.probes"),
+        **job("adbench.scalar.probes:measure_s3", args=dict(a=config['scalar']['a'], b=config['scalar']['b'])),
     resources: **sized()
     log: LOG("scalar_s3")
     benchmark: BENCH("scalar_s3")
@@ -53,13 +41,9 @@ rule scalar_s3:
 
 rule scalar_s4:
     output:
-        values="results/S4/values.csv",
-        variants="results/S4/variants.csv",
-        meta="results/S4/meta.json",
+        **id_outputs("S4", "values", "variants"),
     params:
-        measure="adbench.scalar.probes:measure_s4",
-        args=dict(a=config['scalar']['a'], b=config['scalar']['b']),
-        prov=prov("adbench.scalar.probes"),
+        **job("adbench.scalar.probes:measure_s4", args=dict(a=config['scalar']['a'], b=config['scalar']['b'])),
     resources: **sized()
     log: LOG("scalar_s4")
     benchmark: BENCH("scalar_s4")
@@ -69,14 +53,9 @@ rule scalar_s4:
 
 rule scalar_s5:
     output:
-        values="results/S5/values.csv",
-        sweep="results/S5/sweep.csv",
-        slopes="results/S5/slopes.csv",
-        meta="results/S5/meta.json",
+        **id_outputs("S5", "values", "sweep", "slopes"),
     params:
-        measure="adbench.scalar.numeric:measure_s5",
-        args=dict(a=config['scalar']['a'], b=config['scalar']['b'], sweep_h=config['scalar']['sweep_h'], slope_fit_h=config['scalar']['slope_fit_h']),
-        prov=prov("adbench.scalar.numeric"),
+        **job("adbench.scalar.numeric:measure_s5", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], sweep_h=config['scalar']['sweep_h'], slope_fit_h=config['scalar']['slope_fit_h'])),
     resources: **sized()
     log: LOG("scalar_s5")
     benchmark: BENCH("scalar_s5")
@@ -86,14 +65,9 @@ rule scalar_s5:
 
 rule scalar_s6:
     output:
-        values="results/S6/values.csv",
-        sweep="results/S6/sweep.csv",
-        controls="results/S6/controls.csv",
-        meta="results/S6/meta.json",
+        **id_outputs("S6", "values", "sweep", "controls"),
     params:
-        measure="adbench.scalar.numeric:measure_s6",
-        args=dict(a=config['scalar']['a'], b=config['scalar']['b'], complex_h=config['scalar']['complex_h'], complex_controls_at=config['scalar']['complex_controls_at']),
-        prov=prov("adbench.scalar.numeric"),
+        **job("adbench.scalar.numeric:measure_s6", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], complex_h=config['scalar']['complex_h'], complex_controls_at=config['scalar']['complex_controls_at'])),
     resources: **sized()
     log: LOG("scalar_s6")
     benchmark: BENCH("scalar_s6")
@@ -103,13 +77,9 @@ rule scalar_s6:
 
 rule scalar_s7:
     output:
-        values="results/S7/values.csv",
-        directions="results/S7/directions.csv",
-        meta="results/S7/meta.json",
+        **id_outputs("S7", "values", "directions"),
     params:
-        measure="adbench.scalar.numeric:measure_s7",
-        args=config['scalar']['directional'],
-        prov=prov("adbench.scalar.numeric"),
+        **job("adbench.scalar.numeric:measure_s7", args=config['scalar']['directional']),
     resources: **sized()
     log: LOG("scalar_s7")
     benchmark: BENCH("scalar_s7")
@@ -119,13 +89,9 @@ rule scalar_s7:
 
 rule scalar_s8:
     output:
-        values="results/S8/values.csv",
-        modes="results/S8/modes.csv",
-        meta="results/S8/meta.json",
+        **id_outputs("S8", "values", "modes"),
     params:
-        measure="adbench.scalar.numeric:measure_s8",
-        args=dict(modes_x=config['scalar']['modes_x']),
-        prov=prov("adbench.scalar.numeric"),
+        **job("adbench.scalar.numeric:measure_s8", args=dict(modes_x=config['scalar']['modes_x'])),
     resources: **sized()
     log: LOG("scalar_s8")
     benchmark: BENCH("scalar_s8")
@@ -135,17 +101,10 @@ rule scalar_s8:
 
 rule scalar_s10:
     output:
-        values="results/S10/values.csv",
-        mlp_grads="results/S10/mlp_grads.csv",
-        mlp_nodes_by_op="results/S10/mlp_nodes_by_op.csv",
-        backward_steps="results/S10/backward_steps.csv",
-        reuse_steps="results/S10/reuse_steps.csv",
-        meta="results/S10/meta.json",
+        **id_outputs("S10", "values", "mlp_grads", "mlp_nodes_by_op", "backward_steps", "reuse_steps"),
     params:
-        measure="adbench.scalar.probes:measure_s10",
-        args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp'],
-                  reuse_x=config['scalar']['reuse_x']),
-        prov=prov("adbench.scalar.probes"),
+        **job("adbench.scalar.probes:measure_s10", args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp'],
+                  reuse_x=config['scalar']['reuse_x'])),
     resources: **sized()
     log: LOG("scalar_s10")
     benchmark: BENCH("scalar_s10")
@@ -158,10 +117,8 @@ rule scalar_s9_calibrate:
         calibration="results/S9/calibration.csv",
         meta="results/S9/calibration.meta.json",
     params:
-        measure="adbench.scalar.speed:measure_calibration",
-        args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
-                  seed=config["timing"]["seed"]),
-        prov=prov("adbench.scalar.speed", threads=TIMING_THREADS),
+        **job("adbench.scalar.speed:measure_calibration", args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
+                  seed=config["timing"]["seed"]), threads=TIMING_THREADS),
     resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
     log: LOG("scalar_s9_calibrate")
     benchmark: BENCH("scalar_s9_calibrate")
@@ -176,11 +133,9 @@ rule scalar_s9_run:
         samples="results/S9/runs/{process}/samples.csv",
         meta="results/S9/runs/{process}/meta.json",
     params:
-        measure="adbench.scalar.speed:measure_run",
-        args=lambda wc: dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
+        **job("adbench.scalar.speed:measure_run", args=dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
                              warmup=config["timing"]["warmup"], seed=config["timing"]["seed"],
-                             retries=config["timing"]["retries"], process=int(wc.process)),
-        prov=prov("adbench.scalar.speed", threads=TIMING_THREADS),
+                             retries=config["timing"]["retries"]), threads=TIMING_THREADS),  # process: the wildcard
     wildcard_constraints:
         process=r"\d+",
     resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
@@ -195,14 +150,9 @@ rule scalar_s9_summary:
         samples=expand("results/S9/runs/{process}/samples.csv",
                        process=range(1, config["timing"]["processes"] + 1)),
     output:
-        values="results/S9/values.csv",
-        per_process="results/S9/per_process.csv",
-        samples="results/S9/samples.csv",
-        meta="results/S9/meta.json",
+        **id_outputs("S9", "values", "per_process", "samples"),
     params:
-        measure="adbench.scalar.speed:measure_summary",
-        args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
-        prov=prov("adbench.scalar.speed"),
+        **job("adbench.scalar.speed:measure_summary", args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"])),
     resources: **sized()
     log: LOG("scalar_s9_summary")
     benchmark: BENCH("scalar_s9_summary")
@@ -217,8 +167,7 @@ rule scalar_s5_plot:
     output:
         figure=report("results/S5/valley.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S5"}),
     params:
-        measure="adbench.plots.scalar:plot_valley",
-        prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
+        **job("adbench.plots.scalar:plot_valley", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("scalar_s5_plot")
     benchmark: BENCH("scalar_s5_plot")
@@ -232,8 +181,7 @@ rule scalar_s9_plot:
     output:
         figure=report("results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}),
     params:
-        measure="adbench.plots.scalar:plot_timing",
-        prov=prov("adbench.plots.scalar", packages=("matplotlib",)),
+        **job("adbench.plots.scalar:plot_timing", packages=("matplotlib",)),
     resources: **sized()
     log: LOG("scalar_s9_plot")
     benchmark: BENCH("scalar_s9_plot")

@@ -12,18 +12,20 @@ rule tensor_rules:
         **id_outputs("T3", "values", "matrices", "control"),
         **id_outputs("T4", "values", "matrices"),
     params:
-        args=dict(
-            T1=config["tensor"]["matmul"],
-            T2=config["tensor"]["softmax"],
-            T3=config["tensor"]["attention"],
-            T4=config["tensor"]["layernorm"],
+        **job(
+            {mid: f"adbench.tensor.probes:measure_{mid.lower()}" for mid in ("T1", "T2", "T3", "T4")},
+            args=dict(
+                T1=config["tensor"]["matmul"],
+                T2=config["tensor"]["softmax"],
+                T3=config["tensor"]["attention"],
+                T4=config["tensor"]["layernorm"],
+            ),
         ),
-        prov=prov("adbench.tensor.probes", "adbench.tensor.rules"),
     resources: **sized()
     log: LOG("tensor_rules")
     benchmark: BENCH("tensor_rules")
     conda: ENV
-    script: SCRIPT("tensor_rules")
+    script: SCRIPT("measure")
 
 
 register("tensor", rules.tensor_rules.output)

@@ -88,12 +88,15 @@ def surprise_stats(s: np.ndarray, text: str, context: int, n_extremes: int) -> t
     return stats, pd.DataFrame(rows)
 
 
-def measure_eval(weights: dict[str, bytes], corpus_text: str, train_text: str, heldout_text: str,
+def measure_eval(weights: list[bytes], variants: list[str], corpus_text: str, train_text: str, heldout_text: str,
                  surprise_context: int = 24, surprise_extremes: int = 8) -> dict:
-    """Held-out loss of every variant, both baselines, and the correct model's per-character surprise."""
+    """Held-out loss of every variant, both baselines, and the correct model's per-character surprise.
+    `weights[i]` is the trained state of `variants[i]` (the rule lists both in the same order)."""
+    if len(weights) != len(variants):
+        raise ValueError(f"{len(weights)} weight files for {len(variants)} variants {variants}")
     vocab = charset(corpus_text)
     rows, surprise = [], None
-    for variant, blob in weights.items():
+    for variant, blob in zip(variants, weights):
         s = per_char_surprise(load_model(blob, corpus_text), heldout_text, vocab)
         rows.append({"variant": variant, "heldout_loss": s.mean(), "characters": len(s)})
         log.info("%s held-out loss %.4f over %d characters", variant, s.mean(), len(s))

@@ -26,10 +26,12 @@ def surprise(p: float) -> float:
     return 0.0 - math.log(p)  # 0.0 - ... keeps -ln 1 at +0.0
 
 
-def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: pd.DataFrame,
-                    grad_norms: pd.DataFrame, runs: pd.DataFrame, final_window: int, early_step: int,
+def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list[pd.DataFrame],
+                    grad_norms: list[pd.DataFrame], runs: list[pd.DataFrame], final_window: int, early_step: int,
                     surprise_probabilities: list[float]) -> dict:
-    """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view)."""
+    """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view).
+    `curves`, `grad_norms` and `runs`: one frame per variant (one training job each)."""
+    curves, grad_norms, runs = (pd.concat(frames, ignore_index=True) for frames in (curves, grad_norms, runs))
     curves = curves.sort_values(["variant", "step"], kind="stable")
     held = heldout.set_index("variant")["heldout_loss"]
     base = baselines.set_index("baseline")["heldout_loss"]

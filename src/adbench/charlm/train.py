@@ -12,30 +12,9 @@ import torch
 import torch.nn.functional as F
 
 from .model import CharGPT, GPTConfig, param_groups
+from .variants import VARIANTS, switches  # noqa: F401 - VARIANTS re-exported for callers
 
 log = logging.getLogger(__name__)
-
-# Each variant is the correct loop with one switch flipped (loss_scale comes from config).
-# The control repeats no_zero_grad with clipping at `control_clip`: clip_grad_norm_ rescales
-# the piled-up .grad in place every step, which turns the pile into a decaying sum.
-VARIANTS = {
-    "correct": {},
-    "no_zero_grad": {"zero_grad": False},
-    "unshifted_targets": {"shift_targets": False},
-    "loss_x40": {"scale_loss": True},
-    "detached_positions": {"detach_positions": True},
-    "no_zero_grad_clipped": {"zero_grad": False, "clipped": True},
-}
-SWITCHES = {"zero_grad": True, "shift_targets": True, "scale_loss": False, "detach_positions": False,
-            "clipped": False}
-
-
-def switches(variant: str) -> dict[str, bool]:
-    """The four switches of `variant`."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown C1 variant {variant!r}; expected one of {sorted(VARIANTS)}")
-    return {**SWITCHES, **VARIANTS[variant]}
-
 
 def encode(text: str, vocab: str) -> torch.Tensor:
     """Characters -> int64 ids in `vocab` order."""

@@ -43,15 +43,14 @@ def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], 
                        "grad_norm_last_token": [norm(h.grad[0, last]) for h in states]})
     g3 = _qkv_split(net)
     g4 = _direction_check(net, p_ids, t_ids, g4_layer, g4_distance, nll.item())
+    target_row = {"prompt": prompt, "target": target, "prompt_tokens": len(p_ids), "target_tokens": len(t_ids),
+                  "nll": nll.item(), "probability": math.exp(-nll.item()),
+                  **{k: info[k] for k in ("model_source", "unique_parameters", "tokenizer")}}
     return {
-        "g1_values": _g1_values(nll.item(), len(t_ids), info),
-        "g2_values": _g2_values(g2, src),
-        "g3_values": _g3_values(g3, g3_layers, src),
-        "g4_values": _g4_values(g4, src),
-        "target": pd.DataFrame([{"prompt": prompt, "target": target, "prompt_tokens": len(p_ids),
-                                 "target_tokens": len(t_ids), "nll": nll.item(), "probability": math.exp(-nll.item()),
-                                 **{k: info[k] for k in ("model_source", "unique_parameters", "tokenizer")}}]),
-        "states": g2, "qkv": g3, "direction": g4,
+        "G1": {"values": _g1_values(nll.item(), len(t_ids), info), "target": pd.DataFrame([target_row])},
+        "G2": {"values": _g2_values(g2, src), "states": g2},
+        "G3": {"values": _g3_values(g3, g3_layers, src), "qkv": g3},
+        "G4": {"values": _g4_values(g4, src), "direction": g4},
         "_meta": info,
     }
 

@@ -76,9 +76,10 @@ def resolve_model(source: str, revision: str, path: str | None = None, seed: int
 
 
 def measure_model(source: str, revision: str, path: str | None, seed: int, random_config: dict,
-                  tokenizer_vocab_size: int, corpus_text: str, tokenizer_file: str) -> dict:
-    """gpt2_model: the model.json record and the tokenizer file (trained fallback, or a copy of the found one)."""
+                  tokenizer_vocab_size: int, corpus_text: str, tokenizer_path: str) -> dict:
+    """gpt2_model: the model.json record and the tokenizer file (trained fallback, or a copy of the found one);
+    `tokenizer_path` is where the rule writes that file (the record says where the tokenizer lives)."""
     record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size,
-                                tokenizer_file)
+                                tokenizer_path)
     log.info("GPT-2 resolves to route %s (%s); tokenizer: %s", record["route"], record["model_source"], record["tokenizer"])
     return {"model": record, "tokenizer": tok.backend_tokenizer.to_str().encode("utf-8"), "_meta": record}

@@ -52,10 +52,11 @@ def measure_sequence(model: dict, text: str, seq_len: int, text_offset: int, wor
     summary = {"tokens": seq_len, "predictions": len(nll), "loss": loss.item(),
                **{k: v for k, v in g7.items() if not k.startswith("_")}}
     return {
-        "g5_values": _g5_values(g5, src), "g7_values": _g7_values(g7, src),
-        "g8_values": _g8_values(blocks, starved_ratio, runaway_ratio, src), "p9_values": p9_values(p9, src),
-        "surprise": tokens, "extremes": g5["extremes"], "g5_summary": pd.DataFrame([g5["summary"]]),
-        "clipping": pd.DataFrame([summary]), "blocks": blocks, "p9_summary": p9, "p9_autocast": autocast,
+        "G5": {"values": _g5_values(g5, src), "surprise": tokens, "extremes": g5["extremes"],
+               "summary": pd.DataFrame([g5["summary"]])},
+        "G7": {"values": _g7_values(g7, src), "clipping": pd.DataFrame([summary])},
+        "G8": {"values": _g8_values(blocks, starved_ratio, runaway_ratio, src), "blocks": blocks},
+        "P9": {"values": p9_values(p9, src), "summary": p9, "autocast": autocast},
         "_meta": info,
     }
 

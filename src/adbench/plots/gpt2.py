@@ -51,7 +51,8 @@ def blocks_figure(blocks: pd.DataFrame, source: str) -> bytes:
     return svg_bytes(fig)
 
 
-def gpt2_figures(states: pd.DataFrame, surprise: pd.DataFrame, blocks: pd.DataFrame, model_source: str) -> dict:
-    """All three figures (the plot rule's outputs)."""
+def gpt2_figures(states: pd.DataFrame, surprise: pd.DataFrame, blocks: pd.DataFrame, model: dict) -> dict:
+    """All three figures (the plot rule's outputs); `model` is gpt2_model's record, which names the weights."""
+    model_source = model["model_source"]
     return {"states": states_figure(states, model_source), "surprise": surprise_figure(surprise, model_source),
             "blocks": blocks_figure(blocks, model_source)}

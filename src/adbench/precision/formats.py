@@ -141,6 +141,6 @@ def measure_formats(grads: list[float], rel_error_x: list[float], rel_error_swee
     out: dict = {}
     for mid, res in (("p1", measure_p1()), ("p2", measure_p2(grads)), ("p3", measure_p3(rel_error_x, rel_error_sweep)),
                      ("p7", measure_p7(spacing_weights, update)), ("p8", measure_p8(bf16_values))):
-        out.update({f"{mid}_{k}": v for k, v in res.items()})
+        out[mid.upper()] = res
         log.info("%s: %d value rows", mid.upper(), len(res["values"]))
     return out

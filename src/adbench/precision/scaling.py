@@ -92,5 +92,5 @@ def measure_scaling(static_grads: list[float], static_scale: float, dynamic_grad
     out: dict = {}
     for mid, res in (("p4", measure_p4(static_grads, static_scale)), ("p5", measure_p5(dynamic_grads, dynamic_start)),
                      ("p6", measure_p6(weight, update, steps, record_every))):
-        out.update({f"{mid}_{k}": v for k, v in res.items()})
+        out[mid.upper()] = res
     return out
