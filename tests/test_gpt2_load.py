@@ -1,4 +1,11 @@
-"""GPT-2 loading: path and fake-HF-cache routes on a tiny saved model, auto fallback, clear errors."""
+"""GPT-2 loading: path and fake-HF-cache routes on a tiny saved model, auto fallback, clear errors;
+the gpt2 modules' import layering (locate -> load -> resolve)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -7,9 +14,11 @@ torch.set_num_threads(1)
 
 from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 
-from adbench.gpt2.load import (ModelNotFound, gpt2_small_parameters, load_gpt2,  # noqa: E402
-                               load_resolved, train_fallback_tokenizer, unique_parameters)
-from adbench.gpt2.resolve import measure_model, weights_location  # noqa: E402
+from adbench import provenance  # noqa: E402
+from adbench.gpt2.load import (gpt2_small_parameters, load_resolved, train_fallback_tokenizer,  # noqa: E402
+                               unique_parameters)
+from adbench.gpt2.locate import ModelNotFound, weights_location  # noqa: E402
+from adbench.gpt2.resolve import load_gpt2, measure_model  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. " * 40
@@ -132,3 +141,76 @@ def test_parameter_count_matches_analytic_formula():
         m = GPT2LMHeadModel(c)
     naive = sum(p.numel() for _, p in m.named_parameters(remove_duplicate=False))
     assert naive == expected + V * C != unique_parameters(m)
+
+
+# ---- import layering: locate (parse time, stdlib only) -> load (torch, transformers) -> resolve ----------
+
+GPT2_DIR = Path(provenance._module_file("adbench.gpt2")).parent
+
+
+def gpt2_import_graph() -> dict[str, set[str]]:
+    """Module -> the gpt2 modules it imports (at any depth of its source, lazy imports included)."""
+    names = {f"adbench.gpt2.{p.stem}" for p in GPT2_DIR.glob("*.py") if p.stem != "__init__"}
+    return {n: provenance._local_imports(n, GPT2_DIR / f"{n.rsplit('.', 1)[1]}.py", "adbench") & names
+            for n in sorted(names)}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph` as [a, b, ..., a], or None when it is acyclic (depth-first search)."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node):] + [node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            cycle = visit(nxt, path + [node])
+            if cycle:
+                return cycle
+        done.add(node)
+        return None
+
+    return next((c for c in (visit(n, []) for n in sorted(graph)) if c), None)
+
+
+def test_cycle_finder_finds_a_cycle_and_only_a_real_one():
+    # negative control: a graph with a cycle (as load <-> resolve had) is caught, with its members
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None  # a diamond is no cycle
+
+
+def test_gpt2_modules_import_each_other_without_a_cycle():
+    graph = gpt2_import_graph()
+    assert graph["adbench.gpt2.resolve"] >= {"adbench.gpt2.load", "adbench.gpt2.locate"}  # the graph sees imports
+    assert graph["adbench.gpt2.load"] == {"adbench.gpt2.locate"}
+    assert graph["adbench.gpt2.locate"] == set()
+    assert find_cycle(graph) is None, find_cycle(graph)
+
+
+@pytest.mark.parametrize("probe", ["prompt", "sequence", "memory"])
+def test_probe_code_hash_does_not_follow_into_resolve(probe):
+    """A change to how gpt2_model resolves re-runs the probes through model.json, not through their code hash."""
+    closure = provenance.module_closure([f"adbench.gpt2.{probe}"])
+    assert "adbench.gpt2.load" in closure and "adbench.gpt2.resolve" not in closure
+    # negative control: resolve's own closure does reach load and locate, so the check above can fail
+    assert {"adbench.gpt2.load", "adbench.gpt2.locate"} <= provenance.module_closure(["adbench.gpt2.resolve"]).keys()
+
+
+def _import_in_fresh_process(module: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["PYTHONPATH"] = os.pathsep.join([str(GPT2_DIR.parents[1]), env.get("PYTHONPATH", "")])
+    code = (f"import importlib, json, os, sys; importlib.import_module({module!r}); "
+            "print(json.dumps({'offline': [os.environ.get(k) for k in ('HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE')], "
+            "'heavy': sorted(m for m in ('torch', 'transformers', 'tokenizers') if m in sys.modules)}))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_locate_imports_nothing_heavy_and_leaves_the_environment_alone():
+    """What the rules file imports at parse time runs inside Snakemake: no torch, no offline switch there."""
+    assert _import_in_fresh_process("adbench.gpt2.locate") == {"offline": [None, None], "heavy": []}
+    # negative control: load.py, which the jobs import, does turn the process offline, so the check can fail
+    assert _import_in_fresh_process("adbench.gpt2.load")["offline"] == ["1", "1"]

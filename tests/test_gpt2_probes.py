@@ -11,8 +11,7 @@ torch.set_num_threads(1)
 
 from adbench.gpt2.common import token_nll  # noqa: E402
 from adbench.gpt2.fp16 import precision_table  # noqa: E402
-from adbench.gpt2.load import load_gpt2  # noqa: E402
-from adbench.gpt2.resolve import measure_model  # noqa: E402
+from adbench.gpt2.resolve import load_gpt2, measure_model  # noqa: E402
 from adbench.gpt2.prompt import measure_prompt  # noqa: E402
 from adbench.gpt2.saved import Ledger, account  # noqa: E402
 from adbench.gpt2.sequence import _surprise, measure_sequence  # noqa: E402

@@ -3,7 +3,7 @@
 # gpt2_memory (G6, saved tensors and checkpoint timing); each still writes results/<ID>/.
 # gpt2_model resolves the model once (HF cache or gpt2.path when present, else a seeded random init
 # with a BPE trained on the corpus) into results/gpt2/model.json, which every GPT-2 job reads.
-from adbench.gpt2.resolve import weights_location
+from adbench.gpt2.locate import weights_location
 
 family("gpt2", "GPT-2 probes", numbered("G", 8), order=70)
 

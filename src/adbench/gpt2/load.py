@@ -8,19 +8,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# torch and transformers are imported where needed: the rules file imports this module at parse time.
+from .locate import REPO, hub_cache_dir
 
-# Never reach the network, whatever the caller's environment says.
+# Never reach the network, whatever the caller's environment says. huggingface_hub reads these when
+# it is first imported, so they are set on import here and transformers is only imported inside the
+# functions below. locate.py, which the rules file imports at parse time, leaves Snakemake's own
+# environment alone.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 log = logging.getLogger(__name__)
-REPO = "gpt2"
-SOURCES = ("auto", "cache", "path", "random")
-
-
-class ModelNotFound(FileNotFoundError):
-    """The configured GPT-2 weights are not on this machine."""
 
 
 @dataclass
@@ -43,25 +40,6 @@ def gpt2_small_parameters() -> int:
 def unique_parameters(model) -> int:
     """Parameter elements counted once per tensor (the tied token table counts once)."""
     return sum(p.numel() for p in model.parameters())  # parameters() already dedups ties
-
-
-def hub_cache_dir() -> Path:
-    """The HF hub cache this process would read: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
-    return Path(home) / "hub"
-
-
-def snapshot_dir(revision: str) -> Path:
-    """Where the HF cache keeps the pinned revision's files."""
-    return hub_cache_dir() / f"models--{REPO}" / "snapshots" / revision
-
-
-def _how_to(revision: str) -> str:
-    return (f"Provide it by copying a snapshot of '{REPO}' at revision {revision} into the Hugging Face "
-            f"cache (set HF_HUB_CACHE or HF_HOME), or set gpt2.path to a directory holding config.json, "
-            f"the weights and the tokenizer files; or set gpt2.source: random.")
 
 
 def train_fallback_tokenizer(text: str, vocab_size: int):
@@ -99,20 +77,21 @@ def _from_pretrained(where: str, revision: str | None, cache_dir: Path | None, d
     return _finish(model, device), tokenizer
 
 
-def _is_gpt2_small(config) -> bool:
+def is_gpt2_small(config) -> bool:
+    """Whether `config` has GPT-2 small's shape (what the documents measured)."""
     from transformers import GPT2Config
 
     ref = GPT2Config()
     return all(getattr(config, k) == getattr(ref, k) for k in ("n_layer", "n_embd", "n_head", "vocab_size", "n_positions"))
 
 
-def _random_config(tok, random_config: dict):
-    """GPT2Config of the fallback (GPT-2 small unless overridden), its end-of-text id from `tok`."""
+def random_gpt2_config(tok, overrides: dict):
+    """GPT2Config of the fallback (GPT-2 small unless `overrides` say otherwise), its end-of-text id from `tok`."""
     from transformers import GPT2Config
 
     eos = tok.eos_token_id
     config = GPT2Config(attn_implementation="eager", use_cache=False, bos_token_id=eos, eos_token_id=eos,
-                        **random_config)
+                        **overrides)
     if len(tok) > config.vocab_size:
         raise ValueError(f"fallback tokenizer has {len(tok)} tokens but the model only {config.vocab_size}")
     return config
@@ -138,20 +117,10 @@ def load_resolved(record: dict, device: str = "cpu", tokenizer=None) -> Loaded:
     import torch
 
     tok = tokenizer if tokenizer is not None else fallback_tokenizer_from_file(record["tokenizer_location"])
-    config = _random_config(tok, record["random_config"] or {})
+    config = random_gpt2_config(tok, record["random_config"] or {})
     torch.manual_seed(record["seed"])
     model = _finish(GPT2LMHeadModel(config), device)
     return Loaded(model, tok, _info(model, tok, record))
-
-
-def load_gpt2(source: str, revision: str, path: str | None = None, device: str = "cpu", seed: int = 0,
-              random_config: dict | None = None, corpus_text: str | None = None,
-              tokenizer_vocab_size: int = 50257) -> Loaded:
-    """resolve_model then load_resolved in one process (tests, notebooks)."""
-    from .resolve import resolve_model
-
-    record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size)
-    return load_resolved(record, device, tokenizer=tok)
 
 
 def _info(model, tok, record: dict) -> dict:

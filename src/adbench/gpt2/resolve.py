@@ -1,44 +1,16 @@
-"""Resolve which GPT-2 the configuration gets on this machine, once per run (rule gpt2_model)."""
+"""Resolve which GPT-2 the configuration gets on this machine, once per run (rule gpt2_model); where it
+looks is locate.py, how a record becomes a model is load.py."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
-from pathlib import Path
 
-from .load import (REPO, SOURCES, ModelNotFound, _how_to, _is_gpt2_small, _random_config, hub_cache_dir,
-                   snapshot_dir, train_fallback_tokenizer)
+from .load import Loaded, is_gpt2_small, load_resolved, random_gpt2_config, train_fallback_tokenizer
+from .locate import REPO, hub_cache_dir, route_for, snapshot_dir
 
 log = logging.getLogger(__name__)
-
-
-def _route(source: str, revision: str, path: str | None) -> str:
-    """The route `source` resolves to on this machine: path, cache or random."""
-    if source not in SOURCES:
-        raise ValueError(f"gpt2.source must be one of {SOURCES}, got {source!r}")
-    snap = snapshot_dir(revision)
-    if source == "auto":
-        if path and (Path(path) / "config.json").exists():
-            return "path"
-        if (snap / "config.json").exists():
-            return "cache"
-        log.info("no GPT-2 at %s%s: using the random fallback", snap, f" or {path}" if path else "")
-        return "random"
-    if source == "path" and (not path or not (Path(path) / "config.json").exists()):
-        raise ModelNotFound(f"gpt2.source: path, but no config.json in gpt2.path={path!r}. " + _how_to(revision))
-    if source == "cache" and not (snap / "config.json").exists():
-        raise ModelNotFound(f"gpt2.source: cache, but {snap} holds no config.json (looked in the HF hub "
-                            f"cache {hub_cache_dir()}). " + _how_to(revision))
-    return source
-
-
-def weights_location(source: str, revision: str, path: str | None) -> str | None:
-    """The directory whose files are the model when it is on this machine (gpt2_model's input), else None."""
-    if source in ("auto", "path") and path and (Path(path) / "config.json").exists():
-        return str(path)
-    snap = snapshot_dir(revision)
-    return str(snap) if source in ("auto", "cache") and (snap / "config.json").exists() else None
 
 
 def resolve_model(source: str, revision: str, path: str | None = None, seed: int = 0,
@@ -51,11 +23,11 @@ def resolve_model(source: str, revision: str, path: str | None = None, seed: int
     byte-level BPE here, once, and its file goes to `tokenizer_file`."""
     from transformers import AutoTokenizer, GPT2Config
 
-    route = _route(source, revision, path)
+    route = route_for(source, revision, path)
     rec = {"route": route, "revision": None, "seed": None, "random_config": None, "tokenizer_location": None}
     if route == "path":
         tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        label = "pretrained" if _is_gpt2_small(GPT2Config.from_pretrained(str(path), local_files_only=True)) else "local"
+        label = "pretrained" if is_gpt2_small(GPT2Config.from_pretrained(str(path), local_files_only=True)) else "local"
         return rec | {"model_source": label, "location": str(path), "tokenizer": f"from {path}",
                       "tokenizer_location": str(path)}, tok
     if route == "cache":
@@ -65,11 +37,11 @@ def resolve_model(source: str, revision: str, path: str | None = None, seed: int
     if not corpus_text:
         raise ValueError("the random fallback needs corpus text to train its tokenizer")
     tok = train_fallback_tokenizer(corpus_text, tokenizer_vocab_size)
-    config = _random_config(tok, random_config or {})
+    config = random_gpt2_config(tok, random_config or {})
     vocab = json.dumps(tok.get_vocab(), sort_keys=True).encode()
     desc = (f"byte-level BPE trained on the corpus with the tokenizers library (requested vocabulary "
             f"{tokenizer_vocab_size}, reached {len(tok)}; sha256 {hashlib.sha256(vocab).hexdigest()[:16]})")
-    label = "random" if _is_gpt2_small(config) else "random-reduced"  # reduced: smoke-size architecture
+    label = "random" if is_gpt2_small(config) else "random-reduced"  # reduced: smoke-size architecture
     return rec | {"model_source": label, "location": f"not found: {snapshot_dir(revision)}", "seed": seed,
                   "random_config": dict(random_config or {}), "tokenizer": desc,
                   "tokenizer_location": tokenizer_file}, tok
@@ -83,3 +55,11 @@ def measure_model(source: str, revision: str, path: str | None, seed: int, rando
                                 tokenizer_path)
     log.info("GPT-2 resolves to route %s (%s); tokenizer: %s", record["route"], record["model_source"], record["tokenizer"])
     return {"model": record, "tokenizer": tok.backend_tokenizer.to_str().encode("utf-8"), "_meta": record}
+
+
+def load_gpt2(source: str, revision: str, path: str | None = None, device: str = "cpu", seed: int = 0,
+              random_config: dict | None = None, corpus_text: str | None = None,
+              tokenizer_vocab_size: int = 50257) -> Loaded:
+    """resolve_model then load_resolved in one process (tests, notebooks)."""
+    record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size)
+    return load_resolved(record, device, tokenizer=tok)
