@@ -19,6 +19,7 @@ report: "workflow/captions/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"
 
+
 # Every other rules file is a family (it declares itself with family(...)); report.smk comes last
 # because it reads the registry the families filled.
 INFRASTRUCTURE = {"common.smk", "corpus.smk", "report.smk"}
@@ -30,15 +31,20 @@ for _rules in sorted((ROOT / "workflow/rules").glob("*.smk")):
 
 include: "workflow/rules/report.smk"
 
+
 # Timing jobs claim every machine share (see sized() in common.smk); the total is a global resource
 # here, so plain `snakemake --cores N` keeps them alone, and --unlock / --report need no --cores.
 if "machine_share" not in workflow.global_resources:
     workflow.register_resource("machine_share", MACHINE_SHARES)
 
 
+# Every registered output is a target, not only the report: a deleted or half-written cached result
+# (results/ is a product users open) is rebuilt by exactly the job that writes it, then the report.
 rule all:
     default_target: True
     input:
         "report/report.html",
         "results/comparison.csv",
+        "results/summary.csv",
         "results/changes.csv",
+        report_inputs,

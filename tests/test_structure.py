@@ -192,32 +192,31 @@ def test_a_timing_job_runs_alone(project):
         assert b < t0 or a > t1, f"S{i} ran beside the timing job"
 
 
-class _Outputs(dict):
-    """Stand-in for snakemake.output: names -> paths, by key and attribute."""
-    __getattr__ = dict.__getitem__
+def _outputs_and_targets(wf) -> tuple[dict[str, list[str]], list[str]]:
+    """Every rule's output patterns, and the default target's inputs (rule all, wildcards expanded)."""
+    outputs = {r.name: [str(o) for o in r.output] for r in wf.rules}
+    targets = wf.globals["report_inputs"]() + [str(i) for i in wf.get_rule("all").input if isinstance(i, str)]
+    return outputs, targets
 
 
-def test_grouped_job_writes_results_nested_by_id(tmp_path):
-    import json
+def _unrequested(outputs: dict[str, list[str]], targets: list[str], skip=("all", "archive")) -> list[str]:
+    """Output patterns of rules no target file matches (a deleted one would never be rebuilt)."""
+    missing = []
+    for rule, patterns in outputs.items():
+        for pat in patterns:
+            # a wildcard ({name} or {name,constraint}) stands for one path segment
+            rx = re.compile("[^/]+".join(re.escape(part) for part in re.split(r"\{[^{}]*\}", pat)))
+            if rule not in skip and not any(rx.fullmatch(t) for t in targets):
+                missing.append(f"{rule}: {pat}")
+    return missing
 
-    import pandas as pd
 
-    from adbench.jobs import grouped, output_name, run_job, split_name
+def test_every_output_of_every_rule_is_a_default_target():
+    from adbench.families import inspect_workflow
 
-    assert split_name(output_name("T1", "values")) == ("T1", "values") and split_name("values") == (None, "values")
-
-    def one(x):
-        return {"values": pd.DataFrame({"v": [x]}), "_meta": {"seen": x}}
-
-    outputs = _Outputs({output_name(mid, t): str(tmp_path / mid / f"{t}.{'json' if t == 'meta' else 'csv'}")
-                        for mid in ("A1", "B2") for t in ("values", "meta")})
-    smk = type("Smk", (), dict(params={"args": {"A1": {"x": 1}, "B2": {"x": 2}}, "prov": {"seed": 0}},
-                               output=outputs, log=[], rule="r", wildcards={}, threads=1))()
-    run_job(smk, grouped({"A1": one, "B2": one}))
-    assert pd.read_csv(tmp_path / "B2/values.csv").v.tolist() == [2]  # B2's own result, not A1's
-    meta = json.loads((tmp_path / "A1/meta.json").read_text())
-    assert meta["measurement_id"] == "A1" and meta["seen"] == 1 and meta["config_hash"]
-    # negative control: a table the function does not return is named in the error
-    outputs[output_name("B2", "extra")] = str(tmp_path / "B2/extra.csv")
-    with pytest.raises(KeyError, match="B2__extra"):
-        run_job(smk, grouped({"A1": one, "B2": one}))
+    for configs in (("config.yaml",), ("config.yaml", ".test/config.yaml")):
+        outputs, targets = inspect_workflow(ROOT, configs, _outputs_and_targets)
+        assert _unrequested(outputs, targets) == [], configs
+    # negative control: an output nobody asks for (like an unregistered table) is found
+    assert _unrequested({"x": ["results/X1/orphan.csv", "results/X1/{k,\\d+}/a.csv"]}, ["results/X1/7/a.csv"]) \
+        == ["x: results/X1/orphan.csv"]

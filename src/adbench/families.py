@@ -31,6 +31,11 @@ def from_dicts(rows: list[dict]) -> list[Family]:
 
 def from_workflow(root: str | Path, configfiles: tuple[str, ...] = ("config.yaml",)) -> list[Family]:
     """Parse the Snakefile under `root` (no jobs run) and return the families its rules files declare."""
+    return inspect_workflow(root, configfiles, lambda wf: from_dicts(wf.globals["family_params"]()))
+
+
+def inspect_workflow(root: str | Path, configfiles: tuple[str, ...], look):
+    """`look(workflow)` on the parsed Snakefile under `root` (no jobs run): its rules and globals."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
 
@@ -42,6 +47,6 @@ def from_workflow(root: str | Path, configfiles: tuple[str, ...] = ("config.yaml
                               config_settings=ConfigSettings(configfiles=[root / c for c in configfiles]),
                               snakefile=root / "Snakefile", workdir=root)
             # WorkflowApi parses the Snakefile on first access of its workflow; the registry is a global there.
-            return from_dicts(wf._workflow.globals["family_params"]())
+            return look(wf._workflow)
     finally:
         sys.path[:] = saved_path

@@ -20,16 +20,26 @@ rule charlm_train:
         weights="results/C1/weights/{variant}.pt",
         run="results/C1/train/{variant}/run.csv",
         meta="results/C1/train/{variant}/meta.json",
-    params:
-        **job("adbench.charlm.train:measure_train", args=config["charlm"]["train"], seed=config["charlm"]["train"]["seed"], threads=1),
+    log:
+        LOG("charlm_train_{variant}"),
+    benchmark:
+        BENCH("charlm_train_{variant}")
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     priority: 10  # long chains to the report: start them first
-    resources: **sized(runtime=31)
-    log: LOG("charlm_train_{variant}")
-    benchmark: BENCH("charlm_train_{variant}")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(runtime=31),
+    params:
+        **job(
+            "adbench.charlm.train:measure_train",
+            args=config["charlm"]["train"],
+            seed=config["charlm"]["train"]["seed"],
+            threads=1,
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule charlm_eval:
@@ -44,16 +54,27 @@ rule charlm_eval:
         surprise="results/C1/surprise.csv",
         surprise_extremes="results/C1/surprise_extremes.csv",
         meta="results/C1/eval.meta.json",
-    params:
-        **job("adbench.charlm.evaluate:measure_eval", threads=1,
-              args=dict(variants=C1_VARIANTS, surprise_context=config["charlm"]["surprise_context"],
-                        surprise_extremes=config["charlm"]["surprise_extremes"])),
+    log:
+        LOG("charlm_eval"),
+    benchmark:
+        BENCH("charlm_eval")
     priority: 10  # long chains to the report: start them first
-    resources: **sized()
-    log: LOG("charlm_eval")
-    benchmark: BENCH("charlm_eval")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        **job(
+            "adbench.charlm.evaluate:measure_eval",
+            threads=1,
+            args=dict(
+                variants=C1_VARIANTS,
+                surprise_context=config["charlm"]["surprise_context"],
+                surprise_extremes=config["charlm"]["surprise_extremes"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule charlm_summary:
@@ -65,16 +86,26 @@ rule charlm_summary:
         runs=expand("results/C1/train/{variant}/run.csv", variant=C1_VARIANTS),
     output:
         **id_outputs("C1", "values", "summary", "curves", "grad_norms"),
-    params:
-        **job("adbench.charlm.summary:measure_summary",
-              args=dict(final_window=config["charlm"]["final_window"], early_step=config["charlm"]["early_step"],
-                        surprise_probabilities=config["charlm"]["surprise_probabilities"])),
+    log:
+        LOG("charlm_summary"),
+    benchmark:
+        BENCH("charlm_summary")
     priority: 10  # long chains to the report: start them first
-    resources: **sized()
-    log: LOG("charlm_summary")
-    benchmark: BENCH("charlm_summary")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        **job(
+            "adbench.charlm.summary:measure_summary",
+            args=dict(
+                final_window=config["charlm"]["final_window"],
+                early_step=config["charlm"]["early_step"],
+                surprise_probabilities=config["charlm"]["surprise_probabilities"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule charlm_plot:
@@ -84,25 +115,38 @@ rule charlm_plot:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
     output:
-        curves=report("results/C1/curves.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
-        heldout=report("results/C1/heldout.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
-        grad_norms=report("results/C1/grad_norms.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}),
+        curves=report(
+            "results/C1/curves.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}
+        ),
+        heldout=report(
+            "results/C1/heldout.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}
+        ),
+        grad_norms=report(
+            "results/C1/grad_norms.svg",
+            caption="../captions/figure.rst",
+            category="Character model",
+            labels={"ID": "C1"},
+        ),
+    log:
+        LOG("charlm_plot"),
+    benchmark:
+        BENCH("charlm_plot")
+    priority: 10  # long chains to the report: start them first
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.charlm:plot_c1", packages=("matplotlib",)),
-    priority: 10  # long chains to the report: start them first
-    resources: **sized()
-    log: LOG("charlm_plot")
-    benchmark: BENCH("charlm_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register(
     "charlm",
-    rules.corpus.output.stats,
-    rules.corpus.output.meta,
+    rules.corpus.output,
     rules.charlm_eval.output,
     rules.charlm_summary.output,
     rules.charlm_plot.output,
-    expand(rules.charlm_train.output.meta, variant=C1_VARIANTS),
+    expand(rules.charlm_train.output, variant=C1_VARIANTS),
 )

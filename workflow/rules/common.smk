@@ -35,8 +35,10 @@ def family(key, title, ids, order):
 
 
 def register(key, *outputs):
-    """Add outputs to family `key`'s report inputs: `rules.<name>.output` (every output of the
-    rule), one named output (`rules.<name>.output.sweep`), or lists of paths (expand(...))."""
+    """Add outputs to family `key`: `rules.<name>.output` (every output of the rule), one named output
+    (`rules.<name>.output.sweep`), or lists of paths (expand(...)). Register EVERY output of the
+    family's rules: the registered files are the default target (rule all), so a deleted one is
+    rebuilt by the job that writes it, and the report reads them (tests/test_structure.py checks)."""
     if key not in FAMILIES:
         raise WorkflowError(f"register({key!r}, ...): declare the family first with family({key!r}, ...)")
     for out in outputs:
@@ -82,8 +84,9 @@ def job(measure, args=None, packages=("torch", "numpy"), **prov_kw):
     `measure` names (their intra-package imports are followed by the code hash). Use as `params: **job(...)`."""
     refs = measure.values() if isinstance(measure, dict) else [measure]
     modules = sorted({ref.partition(":")[0] for ref in refs})
-    return dict(measure=measure, args=args if args is not None else {},
-                prov=prov(*modules, packages=packages, **prov_kw))
+    return dict(
+        measure=measure, args=args if args is not None else {}, prov=prov(*modules, packages=packages, **prov_kw)
+    )
 
 
 def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_device=False):

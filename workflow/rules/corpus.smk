@@ -14,12 +14,20 @@ rule corpus:
         heldout="results/corpus/heldout.txt",
         stats="results/corpus/stats.csv",
         meta="results/corpus/meta.json",
-    params:
-        **job("adbench.corpus:build_corpus", args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]), packages=()),
+    log:
+        LOG("corpus"),
+    benchmark:
+        BENCH("corpus")
     priority: 10  # long chains to the report: start them first
-    resources: **sized()
-    log: LOG("corpus")
-    benchmark: BENCH("corpus")
-    conda: ENV
-    script: SCRIPT("measure")
-
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        **job(
+            "adbench.corpus:build_corpus",
+            args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
+            packages=(),
+        ),
+    script:
+        SCRIPT("measure")

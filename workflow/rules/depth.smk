@@ -9,25 +9,35 @@ DEPTH = config["depth"]
 rule depth_d1:
     output:
         **id_outputs("D1", "values", "chains", "fp16_probe"),
+    log:
+        LOG("depth_d1"),
+    benchmark:
+        BENCH("depth_d1")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.depth.chains:measure_d1", args=DEPTH["d1"]),
-    resources: **sized()
-    log: LOG("depth_d1")
-    benchmark: BENCH("depth_d1")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule depth_d2:
     output:
         **id_outputs("D2", "values", "grid", "summary"),
+    log:
+        LOG("depth_d2"),
+    benchmark:
+        BENCH("depth_d2")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.depth.stacks:measure_d2", args=DEPTH["d2"]),
-    resources: **sized()
-    log: LOG("depth_d2")
-    benchmark: BENCH("depth_d2")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule depth_plot:
@@ -38,13 +48,18 @@ rule depth_plot:
     output:
         chains=report("results/D1/chains.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D1"}),
         stacks=report("results/D2/stacks.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D2"}),
+    log:
+        LOG("depth_plot"),
+    benchmark:
+        BENCH("depth_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.depth:plot_depth", args=dict(cases=DEPTH["d2"]["cases"]), packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("depth_plot")
-    benchmark: BENCH("depth_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register("depth", rules.depth_d1.output, rules.depth_d2.output, rules.depth_plot.output)

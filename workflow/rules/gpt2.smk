@@ -20,15 +20,24 @@ rule gpt2_model:
         model="results/gpt2/model.json",
         tokenizer="results/gpt2/tokenizer/tokenizer.json",
         meta="results/gpt2/meta.json",
-    params:
-        **job("adbench.gpt2.resolve:measure_model", packages=GPT2_PACKAGES, seed=GPT2["seed"],
-              args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")}),
+    log:
+        LOG("gpt2_model"),
+    benchmark:
+        BENCH("gpt2_model")
     priority: 10  # long chains to the report: start them first
-    resources: **sized(mem_mb=2000, runtime=10, uses_device=True)  # new rule, no full-run benchmark yet: BPE training headroom
-    log: LOG("gpt2_model")
-    benchmark: BENCH("gpt2_model")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(mem_mb=2000, runtime=10, uses_device=True),  # new rule, no full-run benchmark yet: BPE training headroom
+    params:
+        **job(
+            "adbench.gpt2.resolve:measure_model",
+            packages=GPT2_PACKAGES,
+            seed=GPT2["seed"],
+            args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")},
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule gpt2_prompt:
@@ -40,18 +49,35 @@ rule gpt2_prompt:
         **id_outputs("G2", "values", "states"),
         **id_outputs("G3", "values", "qkv"),
         **id_outputs("G4", "values", "direction"),
-    params:
-        **job("adbench.gpt2.prompt:measure_prompt", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
-              uses_device=True, args=dict(prompt=GPT2["prompt"], target=GPT2["target"], g3_layers=GPT2["g3_layers"],
-                                          g4_layer=GPT2["g4_layer"], g4_distance=GPT2["g4_distance"], device=config["device"])),
+    log:
+        LOG("gpt2_prompt"),
+    benchmark:
+        BENCH("gpt2_prompt")
+    priority: 10  # long chains to the report: start them first
+    conda:
+        ENV
     threads: GPT2["threads"]
     # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
-    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"])
-    priority: 10  # long chains to the report: start them first
-    log: LOG("gpt2_prompt")
-    benchmark: BENCH("gpt2_prompt")
-    conda: ENV
-    script: SCRIPT("measure")
+    resources:
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"]),
+    params:
+        **job(
+            "adbench.gpt2.prompt:measure_prompt",
+            packages=GPT2_PACKAGES,
+            seed=GPT2["seed"],
+            threads=GPT2["threads"],
+            uses_device=True,
+            args=dict(
+                prompt=GPT2["prompt"],
+                target=GPT2["target"],
+                g3_layers=GPT2["g3_layers"],
+                g4_layer=GPT2["g4_layer"],
+                g4_distance=GPT2["g4_distance"],
+                device=config["device"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule gpt2_sequence:
@@ -64,21 +90,38 @@ rule gpt2_sequence:
         **id_outputs("G7", "values", "clipping"),
         **id_outputs("G8", "values", "blocks"),
         **id_outputs("P9", "values", "summary", "autocast"),
-    params:
-        **job("adbench.gpt2.sequence:measure_sequence", packages=GPT2_PACKAGES, seed=GPT2["seed"],
-              threads=GPT2["threads"], uses_device=True,
-              args=dict(seq_len=GPT2["seq_len"], text_offset=GPT2["text_offset"],
-                        worst_fraction=GPT2["worst_fraction"], extremes=GPT2["extremes"],
-                        context_tokens=GPT2["context_tokens"], clip_max_norm=GPT2["clip_max_norm"],
-                        starved_ratio=GPT2["starved_ratio"], runaway_ratio=GPT2["runaway_ratio"],
-                        loss_scale=GPT2["loss_scale"], device=config["device"])),
-    threads: GPT2["threads"]
-    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"])
+    log:
+        LOG("gpt2_sequence"),
+    benchmark:
+        BENCH("gpt2_sequence")
     priority: 10  # long chains to the report: start them first
-    log: LOG("gpt2_sequence")
-    benchmark: BENCH("gpt2_sequence")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    threads: GPT2["threads"]
+    resources:
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"]),
+    params:
+        **job(
+            "adbench.gpt2.sequence:measure_sequence",
+            packages=GPT2_PACKAGES,
+            seed=GPT2["seed"],
+            threads=GPT2["threads"],
+            uses_device=True,
+            args=dict(
+                seq_len=GPT2["seq_len"],
+                text_offset=GPT2["text_offset"],
+                worst_fraction=GPT2["worst_fraction"],
+                extremes=GPT2["extremes"],
+                context_tokens=GPT2["context_tokens"],
+                clip_max_norm=GPT2["clip_max_norm"],
+                starved_ratio=GPT2["starved_ratio"],
+                runaway_ratio=GPT2["runaway_ratio"],
+                loss_scale=GPT2["loss_scale"],
+                device=config["device"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule gpt2_memory:
@@ -88,20 +131,37 @@ rule gpt2_memory:
         text=rules.corpus.output.corpus,
     output:
         **id_outputs("G6", "values", "saved", "by_node", "summary", "timing"),
-    params:
-        **job("adbench.gpt2.memory:measure_memory", packages=GPT2_PACKAGES, seed=GPT2["seed"], threads=GPT2["threads"],
-              uses_device=True,
-              args=dict(seq_len=GPT2["seq_len"], batch=GPT2["batch"], timing_batch=GPT2["timing_batch"],
-                        timing_rounds=GPT2["timing_rounds"], timing_warmup=GPT2["timing_warmup"],
-                        seed=config["timing"]["seed"], device=config["device"], timing_retries=config["timing"]["retries"])),
+    log:
+        LOG("gpt2_memory"),
+    benchmark:
+        BENCH("gpt2_memory")
+    priority: 10  # long chains to the report: start them first
+    conda:
+        ENV
     threads: GPT2["threads"]
     # G6 times checkpointing against a plain step: a timing job, alone on the machine (sized in common.smk)
-    resources: **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"], timing=True)
-    priority: 10  # long chains to the report: start them first
-    log: LOG("gpt2_memory")
-    benchmark: BENCH("gpt2_memory")
-    conda: ENV
-    script: SCRIPT("measure")
+    resources:
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"], timing=True),
+    params:
+        **job(
+            "adbench.gpt2.memory:measure_memory",
+            packages=GPT2_PACKAGES,
+            seed=GPT2["seed"],
+            threads=GPT2["threads"],
+            uses_device=True,
+            args=dict(
+                seq_len=GPT2["seq_len"],
+                batch=GPT2["batch"],
+                timing_batch=GPT2["timing_batch"],
+                timing_rounds=GPT2["timing_rounds"],
+                timing_warmup=GPT2["timing_warmup"],
+                seed=config["timing"]["seed"],
+                device=config["device"],
+                timing_retries=config["timing"]["retries"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule gpt2_plots:
@@ -112,21 +172,27 @@ rule gpt2_plots:
         model=rules.gpt2_model.output.model,
     output:
         states=report("results/G2/states.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G2"}),
-        surprise=report("results/G5/surprise.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G5"}),
+        surprise=report(
+            "results/G5/surprise.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G5"}
+        ),
         blocks=report("results/G8/blocks.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G8"}),
+    log:
+        LOG("gpt2_plots"),
+    benchmark:
+        BENCH("gpt2_plots")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.gpt2:gpt2_figures", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("gpt2_plots")
-    benchmark: BENCH("gpt2_plots")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register(
     "gpt2",
-    rules.gpt2_model.output.model,
-    rules.gpt2_model.output.meta,
+    rules.gpt2_model.output,
     rules.gpt2_prompt.output,
     rules.gpt2_sequence.output,
     rules.gpt2_memory.output,

@@ -16,50 +16,78 @@ rule lifetimes_graph:
         **id_outputs("L3", "values", "ranks"),
         **id_outputs("L4", "values", "tensors"),
         **id_outputs("L5", "values", "errors"),
+    log:
+        LOG("lifetimes_graph"),
+    benchmark:
+        BENCH("lifetimes_graph")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job(
-            {"L1": "adbench.lifetimes.accumulation:measure_l1", "L2": "adbench.lifetimes.accumulation:measure_l2",
-             "L3": "adbench.lifetimes.accumulation:measure_l3", "L4": "adbench.lifetimes.graph:measure_l4",
-             "L5": "adbench.lifetimes.graph:measure_l5"},
+            {
+                "L1": "adbench.lifetimes.accumulation:measure_l1",
+                "L2": "adbench.lifetimes.accumulation:measure_l2",
+                "L3": "adbench.lifetimes.accumulation:measure_l3",
+                "L4": "adbench.lifetimes.graph:measure_l4",
+                "L5": "adbench.lifetimes.graph:measure_l5",
+            },
             args=dict(
-            L1=dict(n_examples=LIFE["accumulation_examples"], **LIFE_DATA),
-            L2=dict(n_examples=LIFE["accumulation_examples"], split=LIFE["split"], nanogpt_steps=LIFE["nanogpt_steps"],
-                  nanogpt_micro=LIFE["nanogpt_micro"], **LIFE_DATA),
-            L3=dict(split=LIFE["split"], **LIFE_DATA),
-            L4=dict(x=LIFE["leaf_x"]),
-            L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
+                L1=dict(n_examples=LIFE["accumulation_examples"], **LIFE_DATA),
+                L2=dict(
+                    n_examples=LIFE["accumulation_examples"],
+                    split=LIFE["split"],
+                    nanogpt_steps=LIFE["nanogpt_steps"],
+                    nanogpt_micro=LIFE["nanogpt_micro"],
+                    **LIFE_DATA,
+                ),
+                L3=dict(split=LIFE["split"], **LIFE_DATA),
+                L4=dict(x=LIFE["leaf_x"]),
+                L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
             ),
         ),
-    resources: **sized()
-    log: LOG("lifetimes_graph")
-    benchmark: BENCH("lifetimes_graph")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l6_memory:
     output:
         **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved"),
+    log:
+        LOG("lifetimes_l6_memory"),
+    benchmark:
+        BENCH("lifetimes_l6_memory")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.lifetimes.checkpoint_probe:measure_l6_memory", args=LIFE_CKPT),
-    resources: **sized()
-    log: LOG("lifetimes_l6_memory")
-    benchmark: BENCH("lifetimes_l6_memory")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l6_calibrate:
     output:
         calibration="results/L6/timing/calibration.csv",
         meta="results/L6/timing/calibration.meta.json",
+    log:
+        LOG("lifetimes_l6_calibrate"),
+    benchmark:
+        BENCH("lifetimes_l6_calibrate")
+    conda:
+        ENV
+    resources:
+        **sized(timing=True),  # alone on the machine (see sized in common.smk)
     params:
-        **job("adbench.lifetimes.checkpoint_probe:measure_calibration", args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT), threads=TIMING_THREADS),
-    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
-    log: LOG("lifetimes_l6_calibrate")
-    benchmark: BENCH("lifetimes_l6_calibrate")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.lifetimes.checkpoint_probe:measure_calibration",
+            args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT),
+            threads=TIMING_THREADS,
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l6_run:
@@ -68,34 +96,57 @@ rule lifetimes_l6_run:
     output:
         samples="results/L6/timing/runs/{process}/samples.csv",
         meta="results/L6/timing/runs/{process}/meta.json",
-    params:
-        **job("adbench.lifetimes.checkpoint_probe:measure_run", args=dict(rounds=config["timing"]["rounds"], warmup=config["timing"]["warmup"],
-                             retries=config["timing"]["retries"], **LIFE_CKPT), threads=TIMING_THREADS),  # process: the wildcard
+    log:
+        LOG("lifetimes_l6_run_{process}"),
+    benchmark:
+        BENCH("lifetimes_l6_run_{process}")
     wildcard_constraints:
         process=r"\d+",
-    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
-    log: LOG("lifetimes_l6_run_{process}")
-    benchmark: BENCH("lifetimes_l6_run_{process}")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(timing=True),  # alone on the machine (see sized in common.smk)
+    params:
+        # `process` (which process run this is) comes from the wildcard
+        **job(
+            "adbench.lifetimes.checkpoint_probe:measure_run",
+            args=dict(
+                rounds=config["timing"]["rounds"],
+                warmup=config["timing"]["warmup"],
+                retries=config["timing"]["retries"],
+                **LIFE_CKPT,
+            ),
+            threads=TIMING_THREADS,
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l6_summary:
     input:
-        samples=expand("results/L6/timing/runs/{process}/samples.csv",
-                       process=range(1, config["timing"]["processes"] + 1)),
+        samples=expand(
+            "results/L6/timing/runs/{process}/samples.csv", process=range(1, config["timing"]["processes"] + 1)
+        ),
     output:
         values="results/L6/timing/values.csv",
         per_process="results/L6/timing/per_process.csv",
         samples="results/L6/timing/samples.csv",
         meta="results/L6/timing/meta.json",
+    log:
+        LOG("lifetimes_l6_summary"),
+    benchmark:
+        BENCH("lifetimes_l6_summary")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.lifetimes.checkpoint_timing:measure_summary", args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"])),
-    resources: **sized()
-    log: LOG("lifetimes_l6_summary")
-    benchmark: BENCH("lifetimes_l6_summary")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.lifetimes.checkpoint_timing:measure_summary",
+            args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l6_plot:
@@ -103,47 +154,73 @@ rule lifetimes_l6_plot:
         accounting="results/L6/accounting.csv",
         samples="results/L6/timing/samples.csv",
     output:
-        figure=report("results/L6/memory_time.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L6"}),
+        figure=report(
+            "results/L6/memory_time.svg",
+            caption="../captions/figure.rst",
+            category="Graph lifetimes",
+            labels={"ID": "L6"},
+        ),
+    log:
+        LOG("lifetimes_l6_plot"),
+    benchmark:
+        BENCH("lifetimes_l6_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.lifetimes:plot_checkpoint", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("lifetimes_l6_plot")
-    benchmark: BENCH("lifetimes_l6_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l7:
     output:
         **id_outputs("L7", "values", "sweep"),
+    log:
+        LOG("lifetimes_l7"),
+    benchmark:
+        BENCH("lifetimes_l7")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.lifetimes.shapes:measure_l7", args=LIFE["shapes"], packages=("torch", "numpy", "transformers")),
-    resources: **sized()
-    log: LOG("lifetimes_l7")
-    benchmark: BENCH("lifetimes_l7")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule lifetimes_l7_plot:
     input:
         sweep="results/L7/sweep.csv",
     output:
-        figure=report("results/L7/bytes_vs_seq.svg", caption="../captions/figure.rst", category="Graph lifetimes", labels={"ID": "L7"}),
+        figure=report(
+            "results/L7/bytes_vs_seq.svg",
+            caption="../captions/figure.rst",
+            category="Graph lifetimes",
+            labels={"ID": "L7"},
+        ),
+    log:
+        LOG("lifetimes_l7_plot"),
+    benchmark:
+        BENCH("lifetimes_l7_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.lifetimes:plot_shapes", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("lifetimes_l7_plot")
-    benchmark: BENCH("lifetimes_l7_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register(
     "lifetimes",
     rules.lifetimes_graph.output,
     rules.lifetimes_l6_memory.output,
-    rules.lifetimes_l6_calibrate.output.calibration,
+    rules.lifetimes_l6_calibrate.output,
+    expand(rules.lifetimes_l6_run.output, process=range(1, config["timing"]["processes"] + 1)),
     rules.lifetimes_l6_summary.output,
     rules.lifetimes_l6_plot.output,
     rules.lifetimes_l7.output,

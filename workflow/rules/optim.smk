@@ -12,16 +12,25 @@ rule optim_o1_train:
         curves="results/O1/{optimizer}/curves.csv",
         finals="results/O1/{optimizer}/finals.csv",
         meta="results/O1/{optimizer}/meta.json",
-    params:
-        # only this optimizer's settings (optimizer itself is the wildcard): editing Adam's re-runs the adam job alone
-        **job("adbench.optim.xor:measure_o1_train", args=lambda wc: dict(**O1_MODEL, **{wc.optimizer: O1[wc.optimizer]}), packages=("numpy",)),
+    log:
+        LOG("optim_o1_train_{optimizer}"),
+    benchmark:
+        BENCH("optim_o1_train_{optimizer}")
     wildcard_constraints:
         optimizer="gd|adam",
-    resources: **sized(runtime=7)
-    log: LOG("optim_o1_train_{optimizer}")
-    benchmark: BENCH("optim_o1_train_{optimizer}")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(runtime=7),
+    params:
+        # only this optimizer's settings (optimizer itself is the wildcard): editing Adam's re-runs the adam job alone
+        **job(
+            "adbench.optim.xor:measure_o1_train",
+            args=lambda wc: dict(**O1_MODEL, **{wc.optimizer: O1[wc.optimizer]}),
+            packages=("numpy",),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule optim_o1:
@@ -31,14 +40,30 @@ rule optim_o1:
         adam_finals="results/O1/adam/finals.csv",
     output:
         **id_outputs("O1", "values", "seeds", "gradcheck", "ulp"),
+    log:
+        LOG("optim_o1"),
+    benchmark:
+        BENCH("optim_o1")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.optim.o1:measure_o1", args=dict(**O1_MODEL, gd=O1["gd"], stuck_threshold=O1["stuck_threshold"], gradcheck=O1["gradcheck"],
-                  report_seed=O1["report_seed"], report_steps=O1["report_steps"], ulp_offsets=O1["ulp_offsets"]), packages=("numpy",)),
-    resources: **sized()
-    log: LOG("optim_o1")
-    benchmark: BENCH("optim_o1")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.optim.o1:measure_o1",
+            args=dict(
+                **O1_MODEL,
+                gd=O1["gd"],
+                stuck_threshold=O1["stuck_threshold"],
+                gradcheck=O1["gradcheck"],
+                report_seed=O1["report_seed"],
+                report_steps=O1["report_steps"],
+                ulp_offsets=O1["ulp_offsets"],
+            ),
+            packages=("numpy",),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule optim_o1_plot:
@@ -47,26 +72,43 @@ rule optim_o1_plot:
         adam_curves="results/O1/adam/curves.csv",
         seeds="results/O1/seeds.csv",
     output:
-        figure=report("results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}),
+        figure=report(
+            "results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}
+        ),
+    log:
+        LOG("optim_o1_plot"),
+    benchmark:
+        BENCH("optim_o1_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.optim:plot_o1_curves", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("optim_o1_plot")
-    benchmark: BENCH("optim_o1_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule optim_o2:
     output:
         **id_outputs("O2", "values", "spectrum", "ceiling", "grid", "best", "trajectories"),
+    log:
+        LOG("optim_o2"),
+    benchmark:
+        BENCH("optim_o2")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.optim.o2:measure_o2", args=config["optim"]["o2"], packages=("numpy",), seed=config["optim"]["o2"]["data"]["seed"]),
-    resources: **sized()
-    log: LOG("optim_o2")
-    benchmark: BENCH("optim_o2")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.optim.o2:measure_o2",
+            args=config["optim"]["o2"],
+            packages=("numpy",),
+            seed=config["optim"]["o2"]["data"]["seed"],
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule optim_o2_plot:
@@ -76,33 +118,50 @@ rule optim_o2_plot:
         best="results/O2/best.csv",
         grid="results/O2/grid.csv",
     output:
-        trajectories_figure=report("results/O2/trajectories.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
-        grids_figure=report("results/O2/grids.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}),
+        trajectories_figure=report(
+            "results/O2/trajectories.svg",
+            caption="../captions/figure.rst",
+            category="Optimization",
+            labels={"ID": "O2"},
+        ),
+        grids_figure=report(
+            "results/O2/grids.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}
+        ),
+    log:
+        LOG("optim_o2_plot"),
+    benchmark:
+        BENCH("optim_o2_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.optim:plot_o2", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("optim_o2_plot")
-    benchmark: BENCH("optim_o2_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule optim_o3:
     output:
         **id_outputs("O3", "values", "arrangements", "counts"),
+    log:
+        LOG("optim_o3"),
+    benchmark:
+        BENCH("optim_o3")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.optim.memory:measure_o3", args=config["optim"]["o3"], packages=("torch", "transformers")),
-    resources: **sized()
-    log: LOG("optim_o3")
-    benchmark: BENCH("optim_o3")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register(
     "optim",
     rules.optim_o1.output,
-    expand(rules.optim_o1_train.output.finals, optimizer=("gd", "adam")),
+    expand(rules.optim_o1_train.output, optimizer=("gd", "adam")),
     rules.optim_o1_plot.output,
     rules.optim_o2.output,
     rules.optim_o2_plot.output,

@@ -13,15 +13,28 @@ rule precision_formats:
         **id_outputs("P3", "values", "errors", "sweep"),
         **id_outputs("P7", "values", "spacing"),
         **id_outputs("P8", "values", "casts", "gaps"),
+    log:
+        LOG("precision_formats"),
+    benchmark:
+        BENCH("precision_formats")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.precision.formats:measure_formats", args=dict(grads=PREC["fp16_grads"], rel_error_x=PREC["rel_error_x"],
-                  rel_error_sweep=PREC["rel_error_sweep"], spacing_weights=PREC["spacing_weights"],
-                  update=PREC["update"], bf16_values=PREC["bf16_values"])),
-    resources: **sized()
-    log: LOG("precision_formats")
-    benchmark: BENCH("precision_formats")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.precision.formats:measure_formats",
+            args=dict(
+                grads=PREC["fp16_grads"],
+                rel_error_x=PREC["rel_error_x"],
+                rel_error_sweep=PREC["rel_error_sweep"],
+                spacing_weights=PREC["spacing_weights"],
+                update=PREC["update"],
+                bf16_values=PREC["bf16_values"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule precision_scaling:
@@ -29,16 +42,30 @@ rule precision_scaling:
         **id_outputs("P4", "values", "static"),
         **id_outputs("P5", "values", "attempts", "settled"),
         **id_outputs("P6", "values", "trajectory"),
+    log:
+        LOG("precision_scaling"),
+    benchmark:
+        BENCH("precision_scaling")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.precision.scaling:measure_scaling", args=dict(static_grads=PREC["static_grads"], static_scale=PREC["static_scale"],
-                  dynamic_grads=PREC["dynamic_grads"], dynamic_start=PREC["dynamic_start"],
-                  weight=PREC["weight"], update=PREC["update"], steps=PREC["steps"],
-                  record_every=PREC["record_every"])),
-    resources: **sized()
-    log: LOG("precision_scaling")
-    benchmark: BENCH("precision_scaling")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.precision.scaling:measure_scaling",
+            args=dict(
+                static_grads=PREC["static_grads"],
+                static_scale=PREC["static_scale"],
+                dynamic_grads=PREC["dynamic_grads"],
+                dynamic_start=PREC["dynamic_start"],
+                weight=PREC["weight"],
+                update=PREC["update"],
+                steps=PREC["steps"],
+                record_every=PREC["record_every"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule precision_plot:
@@ -47,15 +74,24 @@ rule precision_plot:
         landmarks="results/P1/landmarks.csv",
         trajectory="results/P6/trajectory.csv",
     output:
-        error_sweep=report("results/P3/error_sweep.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P3"}),
-        swamping=report("results/P6/swamping.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P6"}),
+        error_sweep=report(
+            "results/P3/error_sweep.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P3"}
+        ),
+        swamping=report(
+            "results/P6/swamping.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P6"}
+        ),
+    log:
+        LOG("precision_plot"),
+    benchmark:
+        BENCH("precision_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.precision:plot_precision", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("precision_plot")
-    benchmark: BENCH("precision_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register("precision", rules.precision_formats.output, rules.precision_scaling.output, rules.precision_plot.output)

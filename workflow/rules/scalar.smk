@@ -3,127 +3,213 @@
 
 family("scalar", "Scalar tape and numerical derivatives", numbered("S", 10), order=10)
 
+
 rule scalar_s1:
     output:
         **id_outputs("S1", "values", "gradients"),
+    log:
+        LOG("scalar_s1"),
+    benchmark:
+        BENCH("scalar_s1")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s1", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], reference_h=config['scalar']['reference_h'])),
-    resources: **sized()
-    log: LOG("scalar_s1")
-    benchmark: BENCH("scalar_s1")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.probes:measure_s1",
+            args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"], reference_h=config["scalar"]["reference_h"]),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s2:
     output:
         **id_outputs("S2", "values", "nudges"),
+    log:
+        LOG("scalar_s2"),
+    benchmark:
+        BENCH("scalar_s2")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s2", args=dict(nudge_x=config['scalar']['nudge_x'], nudges=config['scalar']['nudges'])),
-    resources: **sized()
-    log: LOG("scalar_s2")
-    benchmark: BENCH("scalar_s2")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.probes:measure_s2",
+            args=dict(nudge_x=config["scalar"]["nudge_x"], nudges=config["scalar"]["nudges"]),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s3:
     output:
         **id_outputs("S3", "values", "routes"),
+    log:
+        LOG("scalar_s3"),
+    benchmark:
+        BENCH("scalar_s3")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s3", args=dict(a=config['scalar']['a'], b=config['scalar']['b'])),
-    resources: **sized()
-    log: LOG("scalar_s3")
-    benchmark: BENCH("scalar_s3")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job("adbench.scalar.probes:measure_s3", args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"])),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s4:
     output:
         **id_outputs("S4", "values", "variants"),
+    log:
+        LOG("scalar_s4"),
+    benchmark:
+        BENCH("scalar_s4")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s4", args=dict(a=config['scalar']['a'], b=config['scalar']['b'])),
-    resources: **sized()
-    log: LOG("scalar_s4")
-    benchmark: BENCH("scalar_s4")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job("adbench.scalar.probes:measure_s4", args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"])),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s5:
     output:
         **id_outputs("S5", "values", "sweep", "slopes"),
+    log:
+        LOG("scalar_s5"),
+    benchmark:
+        BENCH("scalar_s5")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.numeric:measure_s5", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], sweep_h=config['scalar']['sweep_h'], slope_fit_h=config['scalar']['slope_fit_h'])),
-    resources: **sized()
-    log: LOG("scalar_s5")
-    benchmark: BENCH("scalar_s5")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.numeric:measure_s5",
+            args=dict(
+                a=config["scalar"]["a"],
+                b=config["scalar"]["b"],
+                sweep_h=config["scalar"]["sweep_h"],
+                slope_fit_h=config["scalar"]["slope_fit_h"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s6:
     output:
         **id_outputs("S6", "values", "sweep", "controls"),
+    log:
+        LOG("scalar_s6"),
+    benchmark:
+        BENCH("scalar_s6")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.numeric:measure_s6", args=dict(a=config['scalar']['a'], b=config['scalar']['b'], complex_h=config['scalar']['complex_h'], complex_controls_at=config['scalar']['complex_controls_at'])),
-    resources: **sized()
-    log: LOG("scalar_s6")
-    benchmark: BENCH("scalar_s6")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.numeric:measure_s6",
+            args=dict(
+                a=config["scalar"]["a"],
+                b=config["scalar"]["b"],
+                complex_h=config["scalar"]["complex_h"],
+                complex_controls_at=config["scalar"]["complex_controls_at"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s7:
     output:
         **id_outputs("S7", "values", "directions"),
+    log:
+        LOG("scalar_s7"),
+    benchmark:
+        BENCH("scalar_s7")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.numeric:measure_s7", args=config['scalar']['directional']),
-    resources: **sized()
-    log: LOG("scalar_s7")
-    benchmark: BENCH("scalar_s7")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job("adbench.scalar.numeric:measure_s7", args=config["scalar"]["directional"]),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s8:
     output:
         **id_outputs("S8", "values", "modes"),
+    log:
+        LOG("scalar_s8"),
+    benchmark:
+        BENCH("scalar_s8")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.numeric:measure_s8", args=dict(modes_x=config['scalar']['modes_x'])),
-    resources: **sized()
-    log: LOG("scalar_s8")
-    benchmark: BENCH("scalar_s8")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job("adbench.scalar.numeric:measure_s8", args=dict(modes_x=config["scalar"]["modes_x"])),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s10:
     output:
         **id_outputs("S10", "values", "mlp_grads", "mlp_nodes_by_op", "backward_steps", "reuse_steps"),
+    log:
+        LOG("scalar_s10"),
+    benchmark:
+        BENCH("scalar_s10")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s10", args=dict(expression=config['scalar']['expression'], mlp=config['scalar']['mlp'],
-                  reuse_x=config['scalar']['reuse_x'])),
-    resources: **sized()
-    log: LOG("scalar_s10")
-    benchmark: BENCH("scalar_s10")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.probes:measure_s10",
+            args=dict(
+                expression=config["scalar"]["expression"],
+                mlp=config["scalar"]["mlp"],
+                reuse_x=config["scalar"]["reuse_x"],
+            ),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s9_calibrate:
     output:
         calibration="results/S9/calibration.csv",
         meta="results/S9/calibration.meta.json",
+    log:
+        LOG("scalar_s9_calibrate"),
+    benchmark:
+        BENCH("scalar_s9_calibrate")
+    conda:
+        ENV
+    resources:
+        **sized(timing=True),  # alone on the machine (see sized in common.smk)
     params:
-        **job("adbench.scalar.speed:measure_calibration", args=dict(dot_length=config["timing"]["dot_length"], target_ms=config["timing"]["target_ms"],
-                  seed=config["timing"]["seed"]), threads=TIMING_THREADS),
-    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
-    log: LOG("scalar_s9_calibrate")
-    benchmark: BENCH("scalar_s9_calibrate")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.speed:measure_calibration",
+            args=dict(
+                dot_length=config["timing"]["dot_length"],
+                target_ms=config["timing"]["target_ms"],
+                seed=config["timing"]["seed"],
+            ),
+            threads=TIMING_THREADS,
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s9_run:
@@ -132,32 +218,53 @@ rule scalar_s9_run:
     output:
         samples="results/S9/runs/{process}/samples.csv",
         meta="results/S9/runs/{process}/meta.json",
-    params:
-        **job("adbench.scalar.speed:measure_run", args=dict(dot_length=config["timing"]["dot_length"], rounds=config["timing"]["rounds"],
-                             warmup=config["timing"]["warmup"], seed=config["timing"]["seed"],
-                             retries=config["timing"]["retries"]), threads=TIMING_THREADS),  # process: the wildcard
+    log:
+        LOG("scalar_s9_run_{process}"),
+    benchmark:
+        BENCH("scalar_s9_run_{process}")
     wildcard_constraints:
         process=r"\d+",
-    resources: **sized(timing=True)  # alone on the machine (see sized in common.smk)
-    log: LOG("scalar_s9_run_{process}")
-    benchmark: BENCH("scalar_s9_run_{process}")
-    conda: ENV
-    script: SCRIPT("measure")
+    conda:
+        ENV
+    resources:
+        **sized(timing=True),  # alone on the machine (see sized in common.smk)
+    params:
+        # `process` (which process run this is) comes from the wildcard
+        **job(
+            "adbench.scalar.speed:measure_run",
+            args=dict(
+                dot_length=config["timing"]["dot_length"],
+                rounds=config["timing"]["rounds"],
+                warmup=config["timing"]["warmup"],
+                seed=config["timing"]["seed"],
+                retries=config["timing"]["retries"],
+            ),
+            threads=TIMING_THREADS,
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s9_summary:
     input:
-        samples=expand("results/S9/runs/{process}/samples.csv",
-                       process=range(1, config["timing"]["processes"] + 1)),
+        samples=expand("results/S9/runs/{process}/samples.csv", process=range(1, config["timing"]["processes"] + 1)),
     output:
         **id_outputs("S9", "values", "per_process", "samples"),
+    log:
+        LOG("scalar_s9_summary"),
+    benchmark:
+        BENCH("scalar_s9_summary")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
-        **job("adbench.scalar.speed:measure_summary", args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"])),
-    resources: **sized()
-    log: LOG("scalar_s9_summary")
-    benchmark: BENCH("scalar_s9_summary")
-    conda: ENV
-    script: SCRIPT("measure")
+        **job(
+            "adbench.scalar.speed:measure_summary",
+            args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
+        ),
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s5_plot:
@@ -166,33 +273,46 @@ rule scalar_s5_plot:
         slopes="results/S5/slopes.csv",
     output:
         figure=report("results/S5/valley.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S5"}),
+    log:
+        LOG("scalar_s5_plot"),
+    benchmark:
+        BENCH("scalar_s5_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.scalar:plot_valley", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("scalar_s5_plot")
-    benchmark: BENCH("scalar_s5_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 rule scalar_s9_plot:
     input:
         samples="results/S9/samples.csv",
     output:
-        figure=report("results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}),
+        figure=report(
+            "results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}
+        ),
+    log:
+        LOG("scalar_s9_plot"),
+    benchmark:
+        BENCH("scalar_s9_plot")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job("adbench.plots.scalar:plot_timing", packages=("matplotlib",)),
-    resources: **sized()
-    log: LOG("scalar_s9_plot")
-    benchmark: BENCH("scalar_s9_plot")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register(
     "scalar",
     *(getattr(rules, f"scalar_s{i}").output for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)),
-    rules.scalar_s9_calibrate.output.calibration,
+    rules.scalar_s9_calibrate.output,
+    expand(rules.scalar_s9_run.output, process=range(1, config["timing"]["processes"] + 1)),
     rules.scalar_s9_summary.output,
     rules.scalar_s5_plot.output,
     rules.scalar_s9_plot.output,

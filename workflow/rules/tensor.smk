@@ -11,6 +11,14 @@ rule tensor_rules:
         **id_outputs("T2", "values", "matrices"),
         **id_outputs("T3", "values", "matrices", "control"),
         **id_outputs("T4", "values", "matrices"),
+    log:
+        LOG("tensor_rules"),
+    benchmark:
+        BENCH("tensor_rules")
+    conda:
+        ENV
+    resources:
+        **sized(),
     params:
         **job(
             {mid: f"adbench.tensor.probes:measure_{mid.lower()}" for mid in ("T1", "T2", "T3", "T4")},
@@ -21,11 +29,8 @@ rule tensor_rules:
                 T4=config["tensor"]["layernorm"],
             ),
         ),
-    resources: **sized()
-    log: LOG("tensor_rules")
-    benchmark: BENCH("tensor_rules")
-    conda: ENV
-    script: SCRIPT("measure")
+    script:
+        SCRIPT("measure")
 
 
 register("tensor", rules.tensor_rules.output)
