@@ -64,8 +64,11 @@ slurm:
 	  tests/cluster/slurm-up.sh --install; \
 	else echo "SLURM cluster test will be skipped (set CI=true as root to install and run it)"; fi
 
-lint: $(STAMP)
+# Both entry points: the formatter (snakefmt, 120 columns: pyproject.toml) and Snakemake's own linter.
+lint: $(TEST_STAMP)
+	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint
+	$(BIN)/snakemake -s workflow/matrix/Snakefile --lint --configfile config.yaml .test/config.yaml .test/matrix.yaml
 
 clean:
 	rm -rf results report/report.html .snakemake logs benchmarks
