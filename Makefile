@@ -14,7 +14,11 @@ MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo
 
 setup: $(STAMP)
 
+# The interpreter is checked first, against pyproject.toml's requires-python: pip would refuse it
+# only at `pip install -e .`, after the whole dependency install.
 $(STAMP): pyproject.toml envs/requirements.txt
+	@if test -x $(BIN)/python; then $(BIN)/python scripts/check_python.py --venv $(VENV); \
+	 else $(PYTHON) scripts/check_python.py; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
