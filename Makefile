@@ -34,7 +34,8 @@ SMK_ARGS ?=
 SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
 
 # After a kill: adbench.recover unlocks the directory when no live Snakemake holds it (one
-# line says so), and --rerun-incomplete reruns the jobs the kill interrupted.
+# line says so), and --rerun-incomplete reruns the jobs the kill interrupted. While a live
+# Snakemake holds it, adbench.recover fails with that run's PID, so no second Snakemake starts.
 report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)

@@ -138,8 +138,11 @@ def test_negative_control_a_live_snakemake_keeps_its_lock(tmp_path, capsys, view
     proc = _start_fake_snakemake(tmp_path)
     try:
         _wait_seen(tmp_path, proc.pid)
-        assert recover.recover(tmp_path, UNLOCK, []) == 0
-        assert lock.exists() and str(proc.pid) in capsys.readouterr().out
+        assert recover.recover(tmp_path, UNLOCK, []) == recover.BUSY != 0
+        assert lock.exists()
+        assert capsys.readouterr().err == recover.busy_message(tmp_path, [proc.pid]) + "\n"
+        lock.unlink()  # a run that has not taken its lock yet is refused all the same
+        assert recover.recover(tmp_path, UNLOCK, []) == recover.BUSY
     finally:
         proc.kill()  # the process this test started, by its own handle
         proc.wait()
@@ -208,6 +211,14 @@ def test_holders_among_a_macos_process_table():
     assert recover.holders_among(TABLE, WD, me=202) == []
 
 
+def test_the_refusal_names_the_run_not_its_jobs():
+    assert recover.main_pids([200, 202], TABLE) == [200]            # 202 is 200's script job (via a shell)
+    assert recover.main_pids([200, 300], TABLE) == [200, 300]
+    assert recover.busy_message(WD, [200]) == ("adbench.recover: another run is in progress in /Users/me/adbench "
+                                               "(snakemake PID 200); wait for it or stop it")
+    assert "PIDs 200, 300;" in recover.busy_message(WD, [200, 300]).replace(")", ";")
+
+
 def test_ancestors_stop_at_init_and_on_a_cycle():
     parent = {p.pid: p.ppid for p in TABLE}
     assert recover.ancestors(102, parent) == {100, 101, 102}
@@ -230,3 +241,53 @@ def test_unlocked_directory_is_left_alone(tmp_path, capsys):
 ])
 def test_is_snakemake(argv, expected):
     assert recover.is_snakemake(argv) is expected
+
+
+# One rule that holds the run until the test creates `go` (bounded: it gives up after ~300 s).
+WAITING = """rule all:
+    input: "out.txt"
+
+rule wait:
+    output: "out.txt"
+    shell: "i=0; while [ ! -e go ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i+1)); done; test -e go; echo done > {output}"
+"""
+
+
+def test_a_second_make_report_refuses_while_a_run_is_live_and_the_first_completes(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Snakefile").write_text(WAITING)
+    shutil.copy2(ROOT / "Makefile", project / "Makefile")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    first_log = tmp_path / "first.log"
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=project, env=env,
+                             stdout=first_log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # hang guard only
+        while not (recover.lock_files(project) and incomplete(project)):  # locked, its one job running
+            assert first.poll() is None, first_log.read_text()
+            assert time.monotonic() < deadline, "the first run never started its job"
+            time.sleep(0.1)
+        expected = recover.busy_message(project.resolve(), [first.pid])
+        cli = subprocess.run([sys.executable, "-m", "adbench.recover"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert (cli.returncode, cli.stderr.strip()) == (recover.BUSY, expected)
+        second = subprocess.run(["make", "report", f"BIN={BIN}", "CORES=1"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=300)
+        out = second.stdout + second.stderr
+        assert second.returncode != 0 and expected in out, out
+        # Snakemake was never started a second time: no DAG, no LockException advice to --unlock
+        assert "Building DAG" not in out and "LockException" not in out and "--unlock" not in out, out
+        assert first.poll() is None and not (project / "out.txt").exists()  # the first run is untouched
+        (project / "go").touch()
+        assert first.wait(timeout=300) == 0, first_log.read_text()
+    finally:
+        if first.poll() is None:  # a failed assertion above: stop the run this test started
+            kill_group(first)
+    assert (project / "out.txt").read_text() == "done\n" and recover.lock_files(project) == []
+    # negative control: with the first run gone, the same step lets make go on
+    after = subprocess.run([sys.executable, "-m", "adbench.recover"], cwd=project, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert (after.returncode, after.stderr) == (0, ""), after.stderr

@@ -3,8 +3,10 @@
 A SIGKILL leaves Snakemake's lock in .snakemake/locks (the next run stops with a
 LockException) and, when it lands inside a write, an adbench.io temp file beside the output.
 When no live Snakemake holds this directory, `python -m adbench.recover` runs
-`snakemake --unlock` and removes those temp files, printing one line for each. It never
-signals any process; `snakemake --rerun-incomplete` then reruns the interrupted jobs.
+`snakemake --unlock` and removes those temp files, printing one line for each. While one does,
+it exits 1 with a line naming that run's PID, so `make report` stops before starting a second
+Snakemake beside it. It never signals any process; `snakemake --rerun-incomplete` then reruns
+the interrupted jobs.
 Processes are read through psutil, so this also works where there is no /proc (macOS).
 """
 
@@ -24,6 +26,7 @@ import psutil
 # adbench.io's temp names: tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp") beside the output
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 TEMP_DIRS = ("results", "report", "archive")
+BUSY = 1  # exit status while another run holds the directory: the Makefile's report recipe stops there
 
 
 def lock_files(workdir: Path) -> list[Path]:
@@ -77,6 +80,18 @@ def holders(workdir: Path) -> list[int]:
     return holders_among(processes(), workdir, os.getpid())
 
 
+def main_pids(live: list[int], procs: list[Proc]) -> list[int]:
+    """The holders no other holder started: the Snakemake a user would wait for or stop, not its jobs."""
+    parent, held = {p.pid: p.ppid for p in procs}, set(live)
+    return [pid for pid in live if not ancestors(parent.get(pid, 0), parent) & held]
+
+
+def busy_message(workdir: Path, pids: list[int]) -> str:
+    """The refusal of a second run (Snakemake's own LockException text suggests --unlock, harmful here)."""
+    return (f"adbench.recover: another run is in progress in {workdir} "
+            f"(snakemake PID{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))}); wait for it or stop it")
+
+
 def stale_temp_files(workdir: Path) -> list[Path]:
     """adbench.io temp files left under the output folders by a killed write."""
     return sorted(p for d in TEMP_DIRS if (workdir / d).is_dir()
@@ -84,14 +99,15 @@ def stale_temp_files(workdir: Path) -> list[Path]:
 
 
 def recover(workdir: Path, snakemake: list[str], extra: list[str]) -> int:
-    """Unlock and clean `workdir` when it is locked and no live Snakemake holds it."""
-    locks = lock_files(workdir)
-    if not locks:
-        return 0
-    live = holders(workdir)
+    """Unlock and clean `workdir` when it is locked and no live Snakemake holds it; BUSY while one does.
+
+    Holders are looked for even without a lock: a run still building its DAG has not taken one yet."""
+    procs = processes()
+    live = holders_among(procs, workdir, os.getpid())
     if live:
-        print(f"adbench.recover: Snakemake is running in {workdir} (pid {', '.join(map(str, live))}); "
-              "leaving its lock alone")
+        print(busy_message(workdir, main_pids(live, procs)), file=sys.stderr)
+        return BUSY
+    if not lock_files(workdir):
         return 0
     # --cores 1: rules with `threads: workflow.cores` need a core count even to unlock
     res = subprocess.run([*snakemake, "--unlock", "--cores", "1", *extra], cwd=workdir,
