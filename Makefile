@@ -45,7 +45,7 @@ report: $(SETUP)
 # archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after
 # config.yaml, e.g. `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
 MATRIX_CONFIG ?=
-matrix: $(STAMP)
+matrix: $(SETUP)
 	$(BIN)/snakemake -s workflow/matrix.smk --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"

@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from adbench.config import ConfigError, check_config
 from adbench.matrix.entries import entries, pin_hash, project_pins, resolved
 from adbench.matrix.envs import current_base
+from adbench.matrix.run import summary
 
 
 configfile: "config.yaml"
@@ -72,6 +73,17 @@ wildcard_constraints:
     entry="|".join(re.escape(e) for e in ENTRIES),
 
 localrules: matrix_all, matrix_history
+
+
+onsuccess:
+    # Each entry's failure is a record, so every job succeeds even when every entry failed: the
+    # matrix as a whole fails (non-zero exit) only when no entry succeeded, and names the failed ones.
+    _records = [MATRIX / "runs" / e / "status.json" for e in ENTRIES]
+    if all(p.exists() for p in _records):  # not when only some targets were asked for
+        _any_ok, _line = summary([json.loads(p.read_text()) for p in _records])
+        if not _any_ok:
+            raise WorkflowError(f"matrix: {_line} (see report/history.html)")
+        print(f"matrix: {_line}", file=sys.stderr)
 
 
 rule matrix_all:
