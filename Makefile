@@ -14,7 +14,11 @@ MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo
 
 setup: $(STAMP)
 
+# The interpreter is checked first, against pyproject.toml's requires-python: pip would refuse it
+# only at `pip install -e .`, after the whole dependency install.
 $(STAMP): pyproject.toml envs/requirements.txt
+	@if test -x $(BIN)/python; then $(BIN)/python scripts/check_python.py --venv $(VENV); \
+	 else $(PYTHON) scripts/check_python.py; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
@@ -30,7 +34,8 @@ SMK_ARGS ?=
 SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
 
 # After a kill: adbench.recover unlocks the directory when no live Snakemake holds it (one
-# line says so), and --rerun-incomplete reruns the jobs the kill interrupted.
+# line says so), and --rerun-incomplete reruns the jobs the kill interrupted. While a live
+# Snakemake holds it, adbench.recover fails with that run's PID, so no second Snakemake starts.
 report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
@@ -40,7 +45,7 @@ report: $(SETUP)
 # archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after
 # config.yaml, e.g. `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
 MATRIX_CONFIG ?=
-matrix: $(STAMP)
+matrix: $(SETUP)
 	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"

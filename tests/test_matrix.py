@@ -11,7 +11,7 @@ from adbench.verdicts.documented import load
 from adbench.matrix.entries import entries, pin_hash, resolved
 from adbench.matrix.envs import error_line, unmet
 from adbench.history.table import history, run_from_status
-from adbench.matrix.run import check_meta_versions, run_error_line
+from adbench.matrix.run import check_meta_versions, inner_command, run_error_line, summary
 from conftest import ROOT, SMOKE, copy_project, snakemake
 
 
@@ -47,6 +47,49 @@ def test_meta_json_must_record_the_entry_versions(tmp_path):
     (tmp_path / "S1/meta.json").write_text(json.dumps({"versions": {"numpy": "2.4.6", "torch": "2.13.0+cpu"}}))
     assert check_meta_versions(tmp_path, {"numpy": "2.4.6", "torch": "2.13.0", "matplotlib": "3.10.9"}) == ""
     assert check_meta_versions(tmp_path, {"numpy": "2.3.5"}) == "S1/meta.json records numpy 2.4.6, the entry asked for 2.3.5"
+
+
+TARGETS = ["results/S5/values.csv", "results/S9/values.csv"]
+# Snakemake options that take every following word up to the next option
+GREEDY = ("--resources", "--configfile", "--set-threads", "--set-resources", "--default-resources")
+
+
+def _parse(argv):
+    """argv[3:] (after `python -m snakemake`) read by Snakemake's own command-line parser."""
+    from snakemake.cli import get_argument_parser
+    return get_argument_parser().parse_args(argv[3:])
+
+
+@pytest.mark.parametrize("mem_mb", [8000, None])
+def test_inner_command_keeps_targets_apart_from_resources(tmp_path, mem_mb):
+    cmd = inner_command("python", tmp_path, tmp_path / "run", 2, mem_mb, TARGETS)
+    assert cmd[-2:] == TARGETS
+    before = cmd[:-len(TARGETS)]
+    last_option = max(i for i, a in enumerate(before) if a.startswith("--"))
+    assert before[last_option] not in GREEDY and last_option == len(before) - 1  # a flag, no values
+    args = _parse(cmd)
+    assert args.targets == TARGETS
+    assert (args.resources or {}).get("mem_mb") == mem_mb and ("--resources" in cmd) == bool(mem_mb)
+    assert args.cores == 2 and args.nolock and args.keep_going
+
+
+def test_negative_control_resources_just_before_targets_is_what_snakemake_misreads(tmp_path):
+    old_order = ["python", "-m", "snakemake", "--cores", "2", "--nolock", "--resources", "mem_mb=8000", *TARGETS]
+    with pytest.raises(ValueError, match="dictionary update sequence element #1 has length 1"):
+        _parse(old_order)
+
+
+def _status(entry, ok, error=""):
+    return {"entry": entry, "ok": ok, "error": error}
+
+
+def test_summary_says_how_many_succeeded_and_names_the_failed():
+    assert summary([_status("a", True), _status("b", True)]) == (True, "2 of 2 entries succeeded")
+    some = summary([_status("a", True), _status("b", False, "ERROR: No matching distribution\nfor x")])
+    assert some == (True, "1 of 2 entries succeeded; failed: b: ERROR: No matching distribution for x")
+    none = summary([_status("a", False, "Error in rule s5: — ValueError: x"), _status("b", False, "pip check: y")])
+    assert none == (False, "0 of 2 entries succeeded: a: Error in rule s5: — ValueError: x; b: pip check: y")
+    assert summary([_status("a", False)]) == (False, "0 of 1 entries succeeded: a: no error recorded")
 
 
 def _archive(root, label, values, versions):
@@ -87,9 +130,12 @@ def test_two_version_matrix_builds_runs_archives_and_reuses(tmp_path):
     project = copy_project(tmp_path / "project")
     shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
     (project / "bad.yaml").write_text(MATRIX)
-    args = ["-s", str(project / "workflow/matrix/Snakefile"), "--cores", "2", *SMOKE, ".test/matrix.yaml", "bad.yaml"]
+    # --resources as `make matrix` passes it: the inner runs get it too, just before their targets
+    args = ["-s", str(project / "workflow/matrix/Snakefile"), "--cores", "2", "--resources", "mem_mb=8000",
+            *SMOKE, ".test/matrix.yaml", "bad.yaml"]
     res = snakemake(project, *args, timeout=1200)
     assert res.returncode == 0, res.stderr[-4000:]          # the bad entry does not turn the matrix red
+    assert "matrix: 2 of 3 entries succeeded; failed: matplotlib0.0.404: ERROR" in res.stderr
 
     envs = project / ".matrix/envs"
     good = {"matplotlib3.10.9": "3.10.9", "matplotlib3.11.2": "3.11.2"}
@@ -124,3 +170,17 @@ def test_two_version_matrix_builds_runs_archives_and_reuses(tmp_path):
     assert stamps == {n: (envs / n / "adbench-env.json").stat().st_mtime for n in good}   # environments reused
     assert statuses == {n: (project / f".matrix/runs/{n}/status.json").stat().st_mtime for n in good}
     assert "matplotlib0.0.404" in res.stdout + res.stderr                                   # the failed one retried
+
+
+@pytest.mark.slow
+def test_a_matrix_where_no_entry_succeeds_fails_with_the_summary(tmp_path):
+    project = copy_project(tmp_path / "project")
+    shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
+    (project / "none.yaml").write_text('matrix:\n  - {matplotlib: "0.0.404"}\n  - {matplotlib: "0.0.405"}\n')
+    res = snakemake(project, "-s", str(project / "workflow/matrix/Snakefile"), "--cores", "1", *SMOKE,
+                    ".test/matrix.yaml", "none.yaml", timeout=900)
+    assert res.returncode != 0, res.stderr[-3000:]
+    line = next(ln for ln in res.stderr.splitlines() if ln.startswith("matrix: "))
+    assert line.startswith("matrix: 0 of 2 entries succeeded: matplotlib0.0.404: ERROR: ") and \
+        "; matplotlib0.0.405: ERROR: " in line and line.endswith("(see report/history.html)"), line
+    assert (project / "report/history.html").exists()       # the page with both failures is still written

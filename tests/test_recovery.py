@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+import psutil
 from adbench import recover
+from adbench.recover import Proc
 
 from conftest import MEASURED, ROOT, SMOKE, copy_project, planned_jobs, snakemake
+from noproc import block_proc
 
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
 
@@ -92,9 +95,32 @@ def _locked(workdir: Path) -> Path:
 
 
 UNLOCK = [sys.executable, "-c", "import shutil; shutil.rmtree('.snakemake/locks')"]  # stands in for --unlock
+PSUTIL = os.path.dirname(psutil.__file__)
 
 
-def test_stale_lock_is_removed_with_temp_files_and_nothing_else(tmp_path, capsys):
+@pytest.fixture(params=["proc", "no-proc"])
+def view(request, monkeypatch):
+    """Run as the machine is, and with /proc hidden from everything but psutil (as on macOS, where
+    psutil asks libproc): the blocked attempts are returned, so a test can assert there were none."""
+    return block_proc(monkeypatch, allow=(PSUTIL,)) if request.param == "no-proc" else []
+
+
+def _start_fake_snakemake(where: Path) -> subprocess.Popen:
+    """A sleeping process whose argv[1] basename is 'snakemake', working in `where`."""
+    fake = where / "bin" / "snakemake"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text("import time\ntime.sleep(60)\n")
+    return subprocess.Popen([sys.executable, str(fake)], cwd=where)
+
+
+def _wait_seen(workdir: Path, pid: int) -> None:
+    deadline = time.monotonic() + 30  # hang guard only
+    while pid not in recover.holders(workdir):
+        assert time.monotonic() < deadline, "the live process was never seen"
+        time.sleep(0.05)
+
+
+def test_stale_lock_is_removed_with_temp_files_and_nothing_else(tmp_path, capsys, view):
     lock = _locked(tmp_path)
     temp = tmp_path / "results" / "S1" / ".values.csv.ab3k_9xz.tmp"
     keep = [tmp_path / "results" / "S1" / "values.csv", tmp_path / "results" / "S1" / ".hidden.tmp"]
@@ -104,24 +130,99 @@ def test_stale_lock_is_removed_with_temp_files_and_nothing_else(tmp_path, capsys
     assert recover.recover(tmp_path, UNLOCK, []) == 0
     assert not lock.exists() and not temp.exists() and all(p.exists() for p in keep)
     assert capsys.readouterr().out.count("adbench.recover:") == 2  # unlock line, temp-file line
+    assert view == []
 
 
-def test_negative_control_a_live_snakemake_keeps_its_lock(tmp_path, capsys):
+def test_negative_control_a_live_snakemake_keeps_its_lock(tmp_path, capsys, view):
     lock = _locked(tmp_path)
-    fake = tmp_path / "bin" / "snakemake"  # argv[1] basename 'snakemake', cwd = the workdir
-    fake.parent.mkdir()
-    fake.write_text("import time\ntime.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, str(fake)], cwd=tmp_path)
+    proc = _start_fake_snakemake(tmp_path)
     try:
-        deadline = time.monotonic() + 30
-        while proc.pid not in recover.holders(tmp_path):
-            assert time.monotonic() < deadline, "the live process was never seen"
-            time.sleep(0.05)
-        assert recover.recover(tmp_path, UNLOCK, []) == 0
-        assert lock.exists() and str(proc.pid) in capsys.readouterr().out
+        _wait_seen(tmp_path, proc.pid)
+        assert recover.recover(tmp_path, UNLOCK, []) == recover.BUSY != 0
+        assert lock.exists()
+        assert capsys.readouterr().err == recover.busy_message(tmp_path, [proc.pid]) + "\n"
+        lock.unlink()  # a run that has not taken its lock yet is refused all the same
+        assert recover.recover(tmp_path, UNLOCK, []) == recover.BUSY
     finally:
         proc.kill()  # the process this test started, by its own handle
         proc.wait()
+    assert view == []
+
+
+def test_holders_are_snakemake_in_this_directory_only_and_leave_when_they_exit(tmp_path, view):
+    (tmp_path / "here").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    here = _start_fake_snakemake(tmp_path / "here")
+    other_dir = _start_fake_snakemake(tmp_path / "elsewhere")
+    not_smk = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path / "here")
+    try:
+        _wait_seen(tmp_path / "here", here.pid)
+        _wait_seen(tmp_path / "elsewhere", other_dir.pid)
+        assert recover.holders(tmp_path / "here") == [here.pid]
+    finally:
+        for p in (here, other_dir, not_smk):  # the processes this test started, by their own handles
+            p.kill()
+            p.wait()
+    assert recover.holders(tmp_path / "here") == []
+    assert view == []
+
+
+def test_ancestors_of_this_process_are_read_without_proc(view):
+    procs = recover.processes()
+    me = next(p for p in procs if p.pid == os.getpid())
+    assert (me.ppid, me.cwd, me.argv[1:]) == (os.getppid(), os.getcwd(), sys.orig_argv[1:])
+    mine = recover.ancestors(os.getpid(), {p.pid: p.ppid for p in procs})
+    assert os.getpid() in mine and (os.getppid() in mine or os.getppid() == 1)
+    assert view == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="on Linux psutil itself reads /proc")
+def test_negative_control_without_proc_for_psutil_too_nothing_can_be_read(monkeypatch):
+    # The no-proc view lets only psutil's own files through; deny psutil as well and the process
+    # table cannot be read at all (as the /proc-reading code failed on macOS), so the view is real.
+    blocked = block_proc(monkeypatch)
+    with pytest.raises(FileNotFoundError):
+        recover.holders(Path.cwd())
+    assert blocked
+
+
+# A process table as psutil gives it on macOS: make report -> sh -> recover, a Snakemake run with a
+# script job under a shell, another directory's Snakemake, an unreadable one, and a plain process.
+WD = Path("/Users/me/adbench")
+TABLE = [
+    Proc(1, 0, ["/sbin/launchd"], "/"),
+    Proc(100, 1, ["make", "report"], str(WD)),
+    Proc(101, 100, ["/bin/sh", "-c", ".venv/bin/python -m adbench.recover"], str(WD)),
+    Proc(102, 101, [".venv/bin/python", "-m", "adbench.recover"], str(WD)),
+    Proc(200, 1, ["/Users/me/adbench/.venv/bin/python", "/Users/me/adbench/.venv/bin/snakemake", "--cores", "2"],
+         str(WD)),
+    Proc(201, 200, ["/bin/sh", "-c", "python .snakemake/scripts/tmpab.py"], str(WD)),
+    Proc(202, 201, ["python", "/Users/me/adbench/.snakemake/scripts/tmpab.py"], str(WD)),
+    Proc(300, 1, ["snakemake", "--cores", "1"], "/Users/me/other"),
+    Proc(400, 1, ["snakemake"], None),
+    Proc(500, 1, ["python", "-m", "pytest"], str(WD)),
+]
+
+
+def test_holders_among_a_macos_process_table():
+    assert recover.holders_among(TABLE, WD, me=102) == [200, 202]
+    assert recover.holders_among(TABLE, Path("/Users/me/other"), me=102) == [300]
+    # a recover started from a Snakemake job (its own chain) does not count that chain
+    assert recover.holders_among(TABLE, WD, me=202) == []
+
+
+def test_the_refusal_names_the_run_not_its_jobs():
+    assert recover.main_pids([200, 202], TABLE) == [200]            # 202 is 200's script job (via a shell)
+    assert recover.main_pids([200, 300], TABLE) == [200, 300]
+    assert recover.busy_message(WD, [200]) == ("adbench.recover: another run is in progress in /Users/me/adbench "
+                                               "(snakemake PID 200); wait for it or stop it")
+    assert "PIDs 200, 300;" in recover.busy_message(WD, [200, 300]).replace(")", ";")
+
+
+def test_ancestors_stop_at_init_and_on_a_cycle():
+    parent = {p.pid: p.ppid for p in TABLE}
+    assert recover.ancestors(102, parent) == {100, 101, 102}
+    assert recover.ancestors(7, {7: 8, 8: 7}) == {7, 8}
 
 
 def test_unlocked_directory_is_left_alone(tmp_path, capsys):
@@ -140,3 +241,53 @@ def test_unlocked_directory_is_left_alone(tmp_path, capsys):
 ])
 def test_is_snakemake(argv, expected):
     assert recover.is_snakemake(argv) is expected
+
+
+# One rule that holds the run until the test creates `go` (bounded: it gives up after ~300 s).
+WAITING = """rule all:
+    input: "out.txt"
+
+rule wait:
+    output: "out.txt"
+    shell: "i=0; while [ ! -e go ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i+1)); done; test -e go; echo done > {output}"
+"""
+
+
+def test_a_second_make_report_refuses_while_a_run_is_live_and_the_first_completes(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Snakefile").write_text(WAITING)
+    shutil.copy2(ROOT / "Makefile", project / "Makefile")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    first_log = tmp_path / "first.log"
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=project, env=env,
+                             stdout=first_log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # hang guard only
+        while not (recover.lock_files(project) and incomplete(project)):  # locked, its one job running
+            assert first.poll() is None, first_log.read_text()
+            assert time.monotonic() < deadline, "the first run never started its job"
+            time.sleep(0.1)
+        expected = recover.busy_message(project.resolve(), [first.pid])
+        cli = subprocess.run([sys.executable, "-m", "adbench.recover"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert (cli.returncode, cli.stderr.strip()) == (recover.BUSY, expected)
+        second = subprocess.run(["make", "report", f"BIN={BIN}", "CORES=1"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=300)
+        out = second.stdout + second.stderr
+        assert second.returncode != 0 and expected in out, out
+        # Snakemake was never started a second time: no DAG, no LockException advice to --unlock
+        assert "Building DAG" not in out and "LockException" not in out and "--unlock" not in out, out
+        assert first.poll() is None and not (project / "out.txt").exists()  # the first run is untouched
+        (project / "go").touch()
+        assert first.wait(timeout=300) == 0, first_log.read_text()
+    finally:
+        if first.poll() is None:  # a failed assertion above: stop the run this test started
+            kill_group(first)
+    assert (project / "out.txt").read_text() == "done\n" and recover.lock_files(project) == []
+    # negative control: with the first run gone, the same step lets make go on
+    after = subprocess.run([sys.executable, "-m", "adbench.recover"], cwd=project, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert (after.returncode, after.stderr) == (0, ""), after.stderr

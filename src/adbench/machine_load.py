@@ -1,12 +1,13 @@
-"""How busy the machine was around a timed block, read from /proc (Linux).
+"""How busy the machine was around a timed block, read through psutil (Linux, macOS, Windows).
 
-Other processes' CPU time = (machine-wide busy CPU time from /proc/stat) minus (this process's
-own utime + stime from /proc/self/stat), both as deltas over the block. Unlike a scan of
-/proc/<pid>/stat, this also counts processes that start and exit during the block (Snakemake's
-short jobs, compilers), and it cannot miss a PID. /proc/stat counts every CPU the kernel sees;
-in a container without lxcfs that is the host's. Both counters tick at USER_HZ (10 ms), and
-the kernel samples them differently, so on an idle machine the difference can sit a tick or
-two below zero: it is clamped at 0. Where /proc is missing, every figure is None.
+Other processes' CPU time = (machine-wide busy CPU time, psutil.cpu_times()) minus (this
+process's own user + system time, Process.cpu_times()), both as deltas over the block. Unlike a
+scan of every process, this also counts processes that start and exit during the block
+(Snakemake's short jobs, compilers), and it cannot miss a PID. The machine-wide figure counts
+every CPU the kernel sees; in a container without lxcfs that is the host's. On Linux psutil
+reads both from /proc/stat and /proc/self/stat, which tick at USER_HZ (10 ms) and are sampled
+differently by the kernel, so on an idle machine the difference can sit a tick or two below
+zero: it is clamped at 0. A figure psutil cannot give on this platform is None.
 """
 
 from __future__ import annotations
@@ -14,72 +15,65 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-# /proc/stat "cpu" fields: user nice system idle iowait irq softirq steal guest guest_nice.
-# Busy = all but idle and iowait; guest and guest_nice are already inside user and nice.
-_BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
+import psutil
+
+# psutil.cpu_times() fields that are not busy time. idle and iowait: the CPU did nothing.
+# guest and guest_nice (Linux) are already inside user and nice; interrupt and dpc (Windows) are
+# already inside system (kernel time). Every other field (user, nice, system, irq, softirq, steal)
+# is busy; macOS has only user, nice, system and idle.
+_NOT_BUSY = frozenset({"idle", "iowait", "guest", "guest_nice", "interrupt", "dpc"})
+# What psutil raises where a figure is unavailable: AccessDenied (a psutil.Error), a missing
+# function or field (AttributeError) on some platforms, or an OS error underneath.
+_UNAVAILABLE = (psutil.Error, OSError, AttributeError, NotImplementedError, ValueError)
 
 
-def parse_loadavg(text: str) -> tuple[float, float, float]:
-    """The 1, 5 and 15 minute load averages from the text of /proc/loadavg."""
-    one, five, fifteen = (float(x) for x in text.split()[:3])
-    return one, five, fifteen
+def busy_seconds(times) -> float:
+    """Machine-wide busy CPU seconds (all CPUs) from a psutil.cpu_times() namedtuple."""
+    return sum(v for k, v in times._asdict().items() if k not in _NOT_BUSY)
 
 
-def parse_busy_ticks(text: str) -> int:
-    """Machine-wide busy CPU ticks (all CPUs) from the aggregate 'cpu' line of /proc/stat."""
-    for line in text.splitlines():
-        fields = line.split()
-        if fields and fields[0] == "cpu":
-            values = [int(v) for v in fields[1:]]
-            return sum(values[i] for i in _BUSY_FIELDS if i < len(values))
-    raise ValueError("/proc/stat has no aggregate 'cpu' line")
-
-
-def parse_own_ticks(text: str) -> int:
-    """utime + stime (ticks, every thread of the process) from the text of /proc/<pid>/stat."""
-    # comm (field 2) may hold spaces and ')': fields are counted after its last ')'.
-    rest = text[text.rindex(")") + 2:].split()
-    return int(rest[11]) + int(rest[12])  # fields 14 and 15 of proc(5), counted from 'state' = 3
+def own_seconds(times) -> float:
+    """User + system seconds (every thread) from Process.cpu_times(), without the waited-for children."""
+    return times.user + times.system
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Counters at one instant; None where /proc could not be read."""
+    """Counters at one instant; None where psutil could not give them."""
     wall_s: float
-    busy_ticks: int | None
-    own_ticks: int | None
+    busy_s: float | None
+    own_s: float | None
     loadavg: tuple[float, float, float] | None
 
 
-def _read(path: str, parse: Callable[[str], object]):
+def _read(get: Callable[[], object]):
     try:
-        return parse(Path(path).read_text())
-    except (OSError, ValueError, IndexError):
+        return get()
+    except _UNAVAILABLE:
         return None
 
 
-def snapshot(proc: str = "/proc", clock: Callable[[], float] = time.monotonic) -> Snapshot:
-    """Read the machine's busy ticks, this process's ticks and the load average now."""
-    return Snapshot(clock(), _read(f"{proc}/stat", parse_busy_ticks),
-                    _read(f"{proc}/self/stat", parse_own_ticks), _read(f"{proc}/loadavg", parse_loadavg))
+def snapshot(clock: Callable[[], float] = time.monotonic) -> Snapshot:
+    """Read the machine's busy CPU time, this process's CPU time and the load average now."""
+    return Snapshot(clock(), _read(lambda: busy_seconds(psutil.cpu_times())),
+                    _read(lambda: own_seconds(psutil.Process().cpu_times())),
+                    _read(lambda: tuple(float(x) for x in psutil.getloadavg())))
 
 
-def between(before: Snapshot, after: Snapshot, hz: int | None = None, cpus: int | None = None) -> dict:
+def between(before: Snapshot, after: Snapshot, cpus: int | None = None) -> dict:
     """Load figures over the block between two snapshots (seconds of CPU time, load averages)."""
-    hz = hz or os.sysconf("SC_CLK_TCK")
     cpus = cpus or os.cpu_count() or 1
     wall = after.wall_s - before.wall_s
     out = {"wall_s": round(wall, 6), "cpus": cpus,
            "loadavg_1m_before": before.loadavg[0] if before.loadavg else None,
            "loadavg_1m_after": after.loadavg[0] if after.loadavg else None,
            "own_cpu_s": None, "other_cpu_s": None, "other_cpu_share": None}
-    if None in (before.busy_ticks, after.busy_ticks, before.own_ticks, after.own_ticks):
+    if None in (before.busy_s, after.busy_s, before.own_s, after.own_s):
         return out
-    own = (after.own_ticks - before.own_ticks) / hz
-    other = max(0.0, (after.busy_ticks - before.busy_ticks) / hz - own)
+    own = after.own_s - before.own_s
+    other = max(0.0, after.busy_s - before.busy_s - own)
     # share of the CPU time the machine could have given everyone else while this block ran
     free = wall * cpus - own
     out |= {"own_cpu_s": round(own, 3), "other_cpu_s": round(other, 3),

@@ -3,23 +3,30 @@
 A SIGKILL leaves Snakemake's lock in .snakemake/locks (the next run stops with a
 LockException) and, when it lands inside a write, an adbench.io temp file beside the output.
 When no live Snakemake holds this directory, `python -m adbench.recover` runs
-`snakemake --unlock` and removes those temp files, printing one line for each. It never
-signals any process; `snakemake --rerun-incomplete` then reruns the interrupted jobs.
+`snakemake --unlock` and removes those temp files, printing one line for each. While one does,
+it exits 1 with a line naming that run's PID, so `make report` stops before starting a second
+Snakemake beside it. It never signals any process; `snakemake --rerun-incomplete` then reruns
+the interrupted jobs.
+Processes are read through psutil, so this also works where there is no /proc (macOS).
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import os
 import re
+import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 # adbench.io's temp names: tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp") beside the output
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 TEMP_DIRS = ("results", "report", "archive")
+BUSY = 1  # exit status while another run holds the directory: the Makefile's report recipe stops there
 
 
 def lock_files(workdir: Path) -> list[Path]:
@@ -34,33 +41,55 @@ def is_snakemake(argv: list[str]) -> bool:
                                        for a in argv)
 
 
-def _ancestors() -> set[int]:
-    """This process and its parents (make, the recipe's shell): never counted as holders."""
-    pids, pid = set(), os.getpid()
-    while pid > 1 and pid not in pids:
+@dataclass(frozen=True)
+class Proc:
+    """What recover needs to know about one process."""
+    pid: int
+    ppid: int
+    argv: list[str]
+    cwd: str | None  # None when it cannot be read (another user's process, a zombie)
+
+
+def processes() -> list[Proc]:
+    """Every process psutil can see, from /proc on Linux, sysctl/libproc on macOS, the Win32 API on Windows."""
+    out = []
+    for p in psutil.process_iter(["pid", "ppid", "cmdline", "cwd"]):  # denied fields come back as None
+        info = p.info
+        out.append(Proc(info["pid"], info["ppid"] or 0, info["cmdline"] or [], info["cwd"]))
+    return out
+
+
+def ancestors(pid: int, parent: dict[int, int]) -> set[int]:
+    """`pid` and its parents by the pid -> ppid map (make, the recipe's shell): never counted as holders."""
+    pids = set()
+    while pid > 1 and pid not in pids:  # init ends the chain; the second test stops a cycle (pid reuse)
         pids.add(pid)
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            break
-        pid = int(stat.rsplit(")", 1)[1].split()[1])  # field 4 (ppid), after the "(comm)" field
+        pid = parent.get(pid, 0)
     return pids
 
 
-def holders(workdir: Path, proc: Path = Path("/proc")) -> list[int]:
+def holders_among(procs: list[Proc], workdir: Path, me: int) -> list[int]:
+    """PIDs of the Snakemake processes in `procs` working in `workdir`, leaving out `me` and its ancestors."""
+    mine, target = ancestors(me, {p.pid: p.ppid for p in procs}), workdir.resolve()
+    return sorted(p.pid for p in procs if p.pid not in mine and p.cwd is not None
+                  and Path(p.cwd) == target and is_snakemake([a for a in p.argv if a]))
+
+
+def holders(workdir: Path) -> list[int]:
     """PIDs of live Snakemake processes whose working directory is `workdir`."""
-    found, mine, target = [], _ancestors(), workdir.resolve()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) in mine:
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:  # gone, a zombie, or another user's process
-            continue
-        if cwd == target and is_snakemake([a for a in argv if a]):
-            found.append(int(entry.name))
-    return sorted(found)
+    return holders_among(processes(), workdir, os.getpid())
+
+
+def main_pids(live: list[int], procs: list[Proc]) -> list[int]:
+    """The holders no other holder started: the Snakemake a user would wait for or stop, not its jobs."""
+    parent, held = {p.pid: p.ppid for p in procs}, set(live)
+    return [pid for pid in live if not ancestors(parent.get(pid, 0), parent) & held]
+
+
+def busy_message(workdir: Path, pids: list[int]) -> str:
+    """The refusal of a second run (Snakemake's own LockException text suggests --unlock, harmful here)."""
+    return (f"adbench.recover: another run is in progress in {workdir} "
+            f"(snakemake PID{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))}); wait for it or stop it")
 
 
 def stale_temp_files(workdir: Path) -> list[Path]:
@@ -70,14 +99,15 @@ def stale_temp_files(workdir: Path) -> list[Path]:
 
 
 def recover(workdir: Path, snakemake: list[str], extra: list[str]) -> int:
-    """Unlock and clean `workdir` when it is locked and no live Snakemake holds it."""
-    locks = lock_files(workdir)
-    if not locks:
-        return 0
-    live = holders(workdir)
+    """Unlock and clean `workdir` when it is locked and no live Snakemake holds it; BUSY while one does.
+
+    Holders are looked for even without a lock: a run still building its DAG has not taken one yet."""
+    procs = processes()
+    live = holders_among(procs, workdir, os.getpid())
     if live:
-        print(f"adbench.recover: Snakemake is running in {workdir} (pid {', '.join(map(str, live))}); "
-              "leaving its lock alone")
+        print(busy_message(workdir, main_pids(live, procs)), file=sys.stderr)
+        return BUSY
+    if not lock_files(workdir):
         return 0
     # --cores 1: rules with `threads: workflow.cores` need a core count even to unlock
     res = subprocess.run([*snakemake, "--unlock", "--cores", "1", *extra], cwd=workdir,

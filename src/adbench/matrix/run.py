@@ -38,11 +38,25 @@ def inner_config(config: dict) -> dict:
 def inner_command(python: str, root: Path, rundir: Path, cores: int, mem_mb, targets: list[str]) -> list[str]:
     """`<env python> -m snakemake` on the project's Snakefile, results under `rundir`, each measurement its own job."""
     cmd = [python, "-m", "snakemake", "--snakefile", str(root / "Snakefile"), "--directory", str(rundir),
-           "--configfile", str(rundir / "config.yaml"), "--cores", str(cores), "--keep-going",
-           "--rerun-incomplete", "--nolock"]
+           "--configfile", str(rundir / "config.yaml"), "--cores", str(cores)]
     if mem_mb:
+        # --resources (like --configfile) takes every word up to the next option: just before the
+        # targets it read them as resources ("dictionary update sequence element #1 has length 1")
         cmd += ["--resources", f"mem_mb={int(mem_mb)}"]
-    return cmd + list(targets)
+    return cmd + ["--keep-going", "--rerun-incomplete", "--nolock"] + list(targets)
+
+
+def summary(statuses: list[dict]) -> tuple[bool, str]:
+    """Whether any entry succeeded, and one line naming the failed ones with their errors:
+    '0 of 2 entries succeeded: a: <error>; b: <error>', '1 of 2 entries succeeded; failed: b: <error>'."""
+    failed = [f"{s['entry']}: {' '.join(str(s.get('error') or 'no error recorded').split())}"
+              for s in statuses if not s.get("ok")]
+    head = f"{len(statuses) - len(failed)} of {len(statuses)} entries succeeded"
+    if not failed:
+        return True, head
+    if len(failed) == len(statuses):
+        return False, f"{head}: {'; '.join(failed)}"
+    return True, f"{head}; failed: {'; '.join(failed)}"
 
 
 def fingerprint(results: Path) -> str:
