@@ -36,8 +36,8 @@ def test_envs_mirror_pyproject():
 
 def test_test_tools_are_an_extra_not_runtime_dependencies():
     names = {p.split("==")[0] for p in _pins()}
-    assert not names & {"pytest", "playwright"}, names  # `make report` must not need them
-    assert {p.split("==")[0] for p in _project()["optional-dependencies"]["test"]} == {"pytest", "playwright"}
+    assert not names & {"pytest", "playwright", "snakefmt"}, names  # `make report` must not need them
+    assert {p.split("==")[0] for p in _project()["optional-dependencies"]["test"]} == {"pytest", "playwright", "snakefmt"}
     make = (ROOT / "Makefile").read_text()
     test_deps = re.search(r"^test:(.*)$", make, re.M).group(1)
     report_deps = re.search(r"^report:(.*)$", make, re.M).group(1)
