@@ -1,0 +1,61 @@
+"""The matrix entry point's job functions (workflow/matrix/Snakefile runs them through scripts/measure.py).
+
+Each keeps a failure inside its entry: an exception becomes the entry's record (shown on the history
+page), never a failed Snakemake job, so the other entries still complete."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..history.table import env_line, history, run_from_archive, run_from_status, varying
+from ..history.timing_moves import ALPHA
+from ..render.history import render_history
+from ..verdicts.documented import load
+from .envs import build
+from .run import run_entry
+
+log = logging.getLogger("adbench")
+
+
+def make_env(dest: str, base_python: str, base_purelib: str | None, requirements: dict, pins: dict, digest: str,
+             pip_log: str, base: list[dict] = ()) -> dict:
+    """rule matrix_env / matrix_base: build (or reuse) one entry's environment; `base`: the base
+    environment's record when the entry layers on a base built from the pins."""
+    try:
+        if base:
+            if not base[0]["ok"]:
+                return {"record": {"ok": False, "error": f"base environment failed: {base[0]['error']}", "path": dest}}
+            base_python, base_purelib = base[0]["python"], base[0]["purelib"]
+        return {"record": build(Path(dest), base_python, base_purelib, requirements, pins, digest, Path(pip_log))}
+    except Exception as err:  # noqa: BLE001 - recorded, and shown on the history page
+        log.exception("environment %s failed", dest)
+        return {"record": {"ok": False, "error": f"{type(err).__name__}: {err}", "path": dest}}
+
+
+def run_guarded(name: str, overrides: dict, env: dict, **kwargs) -> dict:
+    """rule matrix_run: the measurement pipeline in one entry's environment (`env`: its record)."""
+    try:
+        return run_entry(name, overrides, env=env, **kwargs)
+    except Exception as err:  # noqa: BLE001 - recorded, and shown on the history page
+        log.exception("matrix entry %s failed", name)
+        return {"status": {"entry": name, "overrides": overrides, "versions": {}, "ok": False, "stage": "run",
+                           "error": f"{type(err).__name__}: {err}", "label": "", "run_s": 0.0}}
+
+
+def build_history(statuses: list[dict], archives_path: list[str], archive_dir: str, device: str,
+                  rel_threshold: float, timing_threshold: float, template_dir: str) -> dict:
+    """rule matrix_history: report/history.html and results/history.csv across archives and entries;
+    `archives_path`: the MANIFEST.json of every archive listed in compare_to."""
+    matrix = [run_from_status(s, Path(archive_dir), device) for s in statuses]
+    taken = {r["label"] for r in matrix}
+    archives = [Path(p).parent for p in archives_path]
+    runs = [run_from_archive(a, "compare_to") for a in archives if a.name not in taken] + matrix
+    runs = [r | {"env": env_line(r, varying(runs))} for r in runs]
+    table = history(runs, load(), rel_threshold, timing_threshold)
+    thresholds = {"relative": rel_threshold, "timing": timing_threshold, "alpha": ALPHA}
+    html = render_history(template_dir, table, runs, thresholds)
+    failed = [f"{r['label']}: {r['error']}" for r in runs if not r["ok"]]
+    if failed:
+        log.warning("FAILED matrix entries (see report/history.html):\n  %s", "\n  ".join(failed))
+    return {"csv": table, "html": html.encode("utf-8")}
