@@ -131,65 +131,14 @@ def test_unlock_works_as_typed(project):
     assert not list(locks.glob("*.lock"))
 
 
-@pytest.mark.slow
-def test_report_zip_works_as_typed(smoke):
-    project = smoke[0]
-    # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
-    res = snakemake(project, "--report", "report-typed.zip")
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert (project / "report-typed.zip").stat().st_size > 10_000
 
 
-@pytest.mark.slow
-def test_params_carry_only_what_the_job_reads(smoke):
-    """Editing Adam's settings re-runs the adam O1 job, not gradient descent's."""
-    project = smoke[0]
-    (project / "adam.yaml").write_text("optim: {o1: {adam: {lr: 0.0123}}}\n")
-    res = snakemake(project, "--cores", "2", "-n", *SMOKE, "adam.yaml")
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = res.stdout + res.stderr
-    assert planned_jobs(out).get("optim_o1_train") == 1
-    assert "output: results/O1/adam/curves.csv" in out and "output: results/O1/gd/" not in out
 
 
-@pytest.mark.slow
-def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
-    project = smoke[0]
-    (project / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
-    # params would re-run gpt2_model for the overlay alone; only look at what changed on disk
-    args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, "auto.yaml"]
-    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
-    assert res.returncode == 0, res.stderr[-3000:]
-    report = {"report_compare", "report_changes", "render_report"}
-    control = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
-    assert control <= report, control  # control: no snapshot, no GPT-2 job (only the report may refresh)
-    snap = tmp_path / "hub/models--gpt2/snapshots" / yaml.safe_load((ROOT / "config.yaml").read_text())["gpt2"]["revision"]
-    snap.mkdir(parents=True)
-    (snap / "config.json").write_text("{}")  # the dry run only looks; nothing loads it
-    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
-    assert res.returncode == 0, res.stderr[-3000:]
-    jobs = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
-    assert {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory"} <= jobs
-    assert jobs <= {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory", "gpt2_plots"} | report, jobs
 
 
-def _interval(log: Path) -> tuple[datetime, datetime]:
-    stamps = re.findall(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ", log.read_text(), re.M)
-    first, last = (datetime.strptime(s, "%Y-%m-%d %H:%M:%S,%f") for s in (stamps[0], stamps[-1]))
-    return first, last
 
 
-@pytest.mark.slow
-def test_a_timing_job_runs_alone(project):
-    (project / "exclusive.yaml").write_text("timing: {exclusive: true}\n")
-    targets = ["results/S9/calibration.csv", *(f"results/S{i}/values.csv" for i in (1, 2, 3, 4, 7, 8))]
-    res = snakemake(project, "--cores", "2", *targets, *SMOKE, "exclusive.yaml")
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert "machine_share=1000" in res.stdout + res.stderr  # the timing job claims every share
-    t0, t1 = _interval(project / "logs/scalar_s9_calibrate.log")
-    for i in (1, 2, 3, 4, 7, 8):
-        a, b = _interval(project / f"logs/scalar_s{i}.log")
-        assert b < t0 or a > t1, f"S{i} ran beside the timing job"
 
 
 def _outputs_and_targets(wf) -> tuple[dict[str, list[str]], list[str]]:

@@ -1,0 +1,142 @@
+"""Smoke run of the whole DAG with the tiny config, then the rerun semantics of the results contract."""
+
+import json
+import re
+from contextlib import contextmanager
+
+import pandas as pd
+import pytest
+
+from adbench.verdicts import documented
+from adbench.families import from_workflow
+from conftest import SMOKE, planned_jobs, snakemake
+
+
+def test_completed_run_has_nothing_to_do(smoke):
+    assert dry_run(smoke[0]) == set()
+
+
+@contextmanager
+def appended(path, text):
+    """Append `text` to a file for the duration of the block."""
+    original = path.read_text()
+    path.write_text(original + text)
+    try:
+        yield
+    finally:
+        path.write_text(original)
+
+
+def test_changed_parameter_reruns_exactly_its_job(smoke):
+    project = smoke[0]
+    with appended(project / ".test/config.yaml", "\nscalar:\n  nudges: [0.1, 0.01]\n"):
+        assert dry_run(project) == {"scalar_s2", "report_compare", "report_changes", "render_report"}
+
+
+def test_changed_package_code_reruns_exactly_its_importers(smoke):
+    project = smoke[0]
+    with appended(project / "src/adbench/scalar/dual.py", "\n# a change to forward mode\n"):
+        # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
+        assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot",
+                                    "report_compare", "report_changes", "render_report"}
+
+
+def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
+    project = smoke[0]
+    planned = dry_run(project, env={"ADBENCH_VERSION_OVERRIDE": json.dumps({"matplotlib": "99.0"})})
+    assert {"scalar_s5_plot", "scalar_s9_plot", "render_report"} <= planned
+    assert not any(re.match(r"scalar_s\d+$", r) for r in planned)
+    torch_bump = dry_run(project, env={"ADBENCH_VERSION_OVERRIDE": json.dumps({"torch": "2.99.0"})})
+    assert {f"scalar_s{i}" for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)} <= torch_bump
+
+
+def test_archive_and_compare_to_show_what_a_changed_parameter_moved(smoke):
+    """Changes the smoke project's S7 results, then puts them back: later test files share that run."""
+    project = smoke[0]
+    try:
+        _archive_and_compare(project)
+    finally:
+        res = snakemake(project, "--cores", "2", *SMOKE)  # back to the plain smoke configuration
+        assert res.returncode == 0, res.stderr[-3000:]
+
+
+def _archive_and_compare(project):
+    (project / "archive.yaml").write_text("archive: {label: base, overwrite: false}\n")
+    res = snakemake(project, "archive", "--cores", "2", *SMOKE, "archive.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (project / "archive/base/MANIFEST.json").exists() and (project / "archive/base/comparison.csv").exists()
+
+    (project / "changed.yaml").write_text("compare_to: [base]\nscalar: {directional: {seed: 7}}\n")
+    res = snakemake(project, "--cores", "2", *SMOKE, "changed.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    ch = pd.read_csv(project / "results/changes.csv")
+    moved = ch[ch.moved]
+    assert len(moved) >= 2 and set(moved.id) == {"S7"}, moved[["id", "quantity"]].to_string()
+    html = (project / "report/report.html").read_text()
+    assert 'id="changes"' in html and "Against <code>base</code>" in html
+
+    # Archiving the changed results under the same label is refused, and the old archive survives.
+    res = snakemake(project, "archive", "--cores", "1", *SMOKE, "changed.yaml", "archive.yaml")
+    assert res.returncode != 0 and "archive.overwrite" in res.stdout + res.stderr
+    assert (project / "archive/base/MANIFEST.json").exists()
+
+
+@pytest.mark.slow
+def test_report_zip_works_as_typed(smoke):
+    project = smoke[0]
+    # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
+    res = snakemake(project, "--report", "report-typed.zip")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (project / "report-typed.zip").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_params_carry_only_what_the_job_reads(smoke):
+    """Editing Adam's settings re-runs the adam O1 job, not gradient descent's."""
+    project = smoke[0]
+    (project / "adam.yaml").write_text("optim: {o1: {adam: {lr: 0.0123}}}\n")
+    res = snakemake(project, "--cores", "2", "-n", *SMOKE, "adam.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout + res.stderr
+    assert planned_jobs(out).get("optim_o1_train") == 1
+    assert "output: results/O1/adam/curves.csv" in out and "output: results/O1/gd/" not in out
+
+
+@pytest.mark.slow
+def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
+    project = smoke[0]
+    (project / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
+    # params would re-run gpt2_model for the overlay alone; only look at what changed on disk
+    args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, "auto.yaml"]
+    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert res.returncode == 0, res.stderr[-3000:]
+    report = {"report_compare", "report_changes", "render_report"}
+    control = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
+    assert control <= report, control  # control: no snapshot, no GPT-2 job (only the report may refresh)
+    snap = tmp_path / "hub/models--gpt2/snapshots" / yaml.safe_load((ROOT / "config.yaml").read_text())["gpt2"]["revision"]
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")  # the dry run only looks; nothing loads it
+    res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
+    assert {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory"} <= jobs
+    assert jobs <= {"gpt2_model", "gpt2_prompt", "gpt2_sequence", "gpt2_memory", "gpt2_plots"} | report, jobs
+
+
+def _interval(log: Path) -> tuple[datetime, datetime]:
+    stamps = re.findall(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ", log.read_text(), re.M)
+    first, last = (datetime.strptime(s, "%Y-%m-%d %H:%M:%S,%f") for s in (stamps[0], stamps[-1]))
+    return first, last
+
+
+@pytest.mark.slow
+def test_a_timing_job_runs_alone(project):
+    (project / "exclusive.yaml").write_text("timing: {exclusive: true}\n")
+    targets = ["results/S9/calibration.csv", *(f"results/S{i}/values.csv" for i in (1, 2, 3, 4, 7, 8))]
+    res = snakemake(project, "--cores", "2", *targets, *SMOKE, "exclusive.yaml")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "machine_share=1000" in res.stdout + res.stderr  # the timing job claims every share
+    t0, t1 = _interval(project / "logs/scalar_s9_calibrate.log")
+    for i in (1, 2, 3, 4, 7, 8):
+        a, b = _interval(project / f"logs/scalar_s{i}.log")
+        assert b < t0 or a > t1, f"S{i} ran beside the timing job"
