@@ -1,16 +1,21 @@
 """Bad configs are refused when the config is read, before any job, with the key(s) named.
 
 Classes: NaN and infinities (JSON schema accepts both), upper bounds on keys that multiply
-the DAG, the memory or the run time, and cross-key constraints. Every overlay is checked
-directly; one per class (NaN, inf, each bound class, each issue-named cross-key check)
-also goes through a Snakemake dry run of a project copy.
+the DAG, the memory or the run time, cross-key constraints, and (MEANING) values each valid
+alone that do not fit together: shapes that must conform, indices in range, parts that add
+up, sweeps in the order the code assumes, each beside a valid neighbour that must pass.
+Every overlay is checked directly; one per class (NaN, inf, each bound class, each
+issue-named cross-key check, each kind of meaning check) also goes through a Snakemake dry
+run of a project copy.
 """
 
 import copy
+import math
 
 import pytest
 import yaml
 
+from adbench import config as C
 from adbench.config import GPT2_SMALL, ConfigError, check_config
 
 from conftest import ROOT, copy_project, planned_jobs, snakemake
@@ -65,6 +70,109 @@ BAD = [
     ("sweep_exponents", "precision: {rel_error_sweep: {lo_exp: 0, hi_exp: 0, points: 11}}",
      ["precision.rel_error_sweep.lo_exp", "precision.rel_error_sweep.hi_exp"], False),
 ]
+# Issue 19 point 3, values each valid alone that do not fit together: (case id, bad overlay, keys the
+# message must name, a valid neighbour that must pass, also run a Snakemake dry run). One dry run per kind.
+MEANING = [
+    # (a) shapes that must conform
+    ("matmul_inner_dims", "tensor: {matmul: {w: [[1.0, -1.0], [2.0, 0.0]]}}",
+     ["tensor.matmul.x", "tensor.matmul.w"],
+     "tensor: {matmul: {w: [[1.0, -1.0, 0.0], [2.0, 0.0, 1.0], [0.5, 3.0, 2.0]], "
+     "upstream: [[1.0, 2.0, 0.0], [-1.0, 0.5, 1.0]]}}",
+     True),
+    ("matmul_ragged", "tensor: {matmul: {x: [[1.0, 2.0, 3.0], [4.0, 5.0]]}}", ["tensor.matmul.x"],
+     "tensor: {matmul: {x: [[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]]}}", False),
+    ("matmul_upstream_cols", "tensor: {matmul: {upstream: [[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]]}}",
+     ["tensor.matmul.upstream", "tensor.matmul.w"], "tensor: {matmul: {upstream: [[0.0, 0.0], [0.0, 0.0]]}}", False),
+    ("matmul_upstream_rows", "tensor: {matmul: {upstream: [[1.0, 2.0]]}}",
+     ["tensor.matmul.upstream", "tensor.matmul.x"],
+     "tensor: {matmul: {x: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], "
+     "upstream: [[1.0, 2.0], [-1.0, 0.5], [0.0, 1.0]]}}",
+     False),
+    ("matmul_path_entries", "tensor: {matmul: {x: [[1.0, 2.0, 3.0]], upstream: [[1.0, 2.0]]}}", ["tensor.matmul.x"],
+     "tensor: {matmul: {x: [[1.0, 2.0], [3.0, 4.0]], w: [[1.0, 0.0], [0.0, 1.0]], "
+     "upstream: [[1.0, 2.0], [-1.0, 0.5]]}}",
+     False),
+    ("matmul_path_x_cols", "tensor: {matmul: {x: [[1.0], [2.0]], w: [[1.0, -1.0]]}}", ["tensor.matmul.x"],
+     "tensor: {matmul: {x: [[1.0, 2.0], [2.0, 1.0]], w: [[1.0, -1.0], [0.5, 2.0]]}}", False),
+    ("matmul_path_w_cols", "tensor: {matmul: {w: [[1.0], [2.0], [0.5]], upstream: [[1.0], [-1.0]]}}",
+     ["tensor.matmul.w"], "tensor: {matmul: {w: [[1.0, 0.0], [2.0, 0.0], [0.5, 0.0]]}}", False),
+    ("attention_width", "tensor: {attention: {k: [[1.0, 1.0, 0.0], [0.0, 2.0, 0.0]]}}",
+     ["tensor.attention.q", "tensor.attention.k"],
+     "tensor: {attention: {q: [[1.0, 0.0, 0.0], [0.5, 1.0, 0.0]], k: [[1.0, 1.0, 0.0], [0.0, 2.0, 0.0]]}}", False),
+    ("attention_values", "tensor: {attention: {v: [[2.0, -1.0], [0.0, 3.0], [1.0, 1.0]]}}",
+     ["tensor.attention.v", "tensor.attention.k"],
+     "tensor: {attention: {q: [[1.0, 0.0]], upstream: [[1.0, -0.5]]}}", False),   # one query, two keys
+    ("attention_upstream", "tensor: {attention: {upstream: [[1.0, -0.5, 0.0], [-1.0, 2.0, 0.0]]}}",
+     ["tensor.attention.upstream", "tensor.attention.v"],
+     "tensor: {attention: {v: [[2.0, -1.0, 1.0], [0.0, 3.0, 1.0]], upstream: [[1.0, -0.5, 0.0], [-1.0, 2.0, 0.0]]}}",
+     False),
+    ("attention_upstream_rows", "tensor: {attention: {upstream: [[1.0, -0.5]]}}",
+     ["tensor.attention.upstream", "tensor.attention.q"], "tensor: {attention: {upstream: [[0.0, 0.0], [0.0, 0.0]]}}",
+     False),
+    ("layernorm_gamma", "tensor: {layernorm: {gamma: [0.5, 1.5]}}", ["tensor.layernorm.gamma", "tensor.layernorm.x"],
+     "tensor: {layernorm: {x: [1.0, 2.0], gamma: [0.5, 1.5], beta: [0.25, -0.5], upstream: [1.0, -2.0]}}", False),
+    ("layernorm_beta", "tensor: {layernorm: {beta: [0.25, -0.5, 1.0, 0.0]}}",
+     ["tensor.layernorm.beta", "tensor.layernorm.x"], "tensor: {layernorm: {beta: [0.0, 0.0, 0.0]}}", False),
+    ("layernorm_upstream", "tensor: {layernorm: {upstream: [1.0, -2.0, 0.5, 1.0]}}",
+     ["tensor.layernorm.upstream", "tensor.layernorm.x"],
+     "tensor: {layernorm: {x: [1.0, 2.0, 4.0, 8.0], gamma: [0.5, 1.5, -1.0, 1.0], beta: [0.25, -0.5, 1.0, 0.0], "
+     "upstream: [1.0, -2.0, 0.5, 1.0]}}", False),
+    ("mlp_input_width", "scalar: {mlp: {inputs: [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, 1.0]]}}",
+     ["scalar.mlp.inputs", "scalar.mlp.sizes"],
+     "scalar: {mlp: {sizes: [2, 4, 1], inputs: [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, 1.0]]}}", False),
+    ("mlp_outputs", "scalar: {mlp: {sizes: [3, 4, 2]}}", ["scalar.mlp.sizes"], "scalar: {mlp: {sizes: [3, 2, 1]}}",
+     False),
+    ("mlp_targets", "scalar: {mlp: {targets: [1.0, -1.0, -1.0]}}", ["scalar.mlp.targets", "scalar.mlp.inputs"],
+     "scalar: {mlp: {inputs: [[2.0, 3.0, -1.0], [3.0, -1.0, 0.5], [0.5, 1.0, 1.0]], targets: [1.0, -1.0, -1.0]}}",
+     False),
+    ("o1_inputs_ragged", "optim: {o1: {inputs: [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0]]}}", ["optim.o1.inputs"],
+     "optim: {o1: {inputs: [[0.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]}}", False),
+    ("o1_targets", "optim: {o1: {targets: [-1.0, 1.0, 1.0]}}", ["optim.o1.targets", "optim.o1.inputs"],
+     "optim: {o1: {inputs: [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]], targets: [-1.0, 1.0, 1.0]}}", False),
+    # (b) indices that must lie in range
+    ("softmax_target", "tensor: {softmax: {target: 3}}", ["tensor.softmax.target", "tensor.softmax.logits"],
+     "tensor: {softmax: {target: 2}}", True),
+    ("directional_coordinate", "scalar: {directional: {control_coordinate: 8}}",
+     ["scalar.directional.control_coordinate", "scalar.directional.cols"],
+     "scalar: {directional: {control_coordinate: 7}}", False),
+    ("o1_gradcheck_hidden", "optim: {o1: {gradcheck: {param: 'W1[4][0]'}}}",
+     ["optim.o1.gradcheck.param", "optim.o1.hidden"], "optim: {o1: {gradcheck: {param: 'W1[3][1]'}}}", False),
+    ("o1_gradcheck_input", "optim: {o1: {gradcheck: {param: 'W1[0][2]'}}}",
+     ["optim.o1.gradcheck.param", "optim.o1.inputs"], "optim: {o1: {gradcheck: {param: 'b2'}}}", False),
+    ("o1_gradcheck_w2", "optim: {o1: {hidden: 3, gradcheck: {param: 'W2[3]'}}}",
+     ["optim.o1.gradcheck.param", "optim.o1.hidden"], "optim: {o1: {hidden: 3, gradcheck: {param: 'W2[2]'}}}", False),
+    ("c1_final_window", "charlm: {final_window: 2000}", ["charlm.final_window", "charlm.train.steps"],
+     "charlm: {final_window: 1000}", False),
+    ("p6_record_every", "precision: {record_every: 5000}", ["precision.record_every", "precision.steps"],
+     "precision: {record_every: 2000}", False),
+    ("c1_log_every", "charlm: {train: {log_every: 5000}}", ["charlm.train.log_every", "charlm.train.steps"],
+     "charlm: {train: {log_every: 1000}}", False),
+    ("p5_dynamic_start", "precision: {dynamic_start: 1.0e+30}",
+     ["precision.dynamic_start", "precision.dynamic_grads"], "precision: {dynamic_start: 1.0e+23}", False),
+    ("s5_fit_points", "scalar: {slope_fit_h: [2.0e-4, 9.0e-3]}", ["scalar.slope_fit_h", "scalar.sweep_h"],
+     "scalar: {slope_fit_h: [1.0e-3, 1.0e-2]}", False),
+    ("d2_case_scale", "depth: {d2: {scales: [0.5, 1.0, 1.5]}}", ["depth.d2.cases.2.scale", "depth.d2.scales"],
+     "depth: {d2: {scales: [2.0, 0.5]}}", False),
+    ("g6_single_sequence", "gpt2: {batch: 1, timing_batch: 1}", ["gpt2.batch"], "gpt2: {batch: 2, timing_batch: 1}",
+     False),
+    ("p7_fp16_weight", "precision: {spacing_weights: [1.0, 1.1]}", ["precision.spacing_weights"],
+     "precision: {spacing_weights: [1.0, 1.0009765625, 65472.0, 6.103515625e-05, 5.9604644775390625e-08]}", False),
+    ("p7_fp16_largest", "precision: {spacing_weights: [1.0, 65504.0]}", ["precision.spacing_weights"],
+     "precision: {spacing_weights: [1.0, 32768.0]}", False),
+    # (c) partitions that must add up
+    ("l2_split", "lifetimes: {split: [3, 3]}", ["lifetimes.split", "lifetimes.accumulation_examples"],
+     "lifetimes: {split: [1, 2, 4]}", True),
+    # (d) sweeps in the order the code assumes
+    ("s5_sweep_order", "scalar: {sweep_h: [1.0e-1, 1.0e-3, 1.0e-2, 1.0e-4]}", ["scalar.sweep_h"],
+     "scalar: {sweep_h: [1.0e-4, 1.0e-3, 1.0e-2, 1.0e-1]}", True),
+    ("s5_sweep_repeat", "scalar: {sweep_h: [1.0e-1, 1.0e-2, 1.0e-2, 1.0e-3]}", ["scalar.sweep_h"],
+     "scalar: {sweep_h: [1.0e-1, 5.0e-2, 1.0e-2, 1.0e-3]}", False),
+    ("s5_fit_interval", "scalar: {slope_fit_h: [1.0e-1, 1.0e-4]}", ["scalar.slope_fit_h"],
+     "scalar: {slope_fit_h: [1.0e-4, 1.0e-2]}", False),
+    ("l7_sweep_seq", "lifetimes: {shapes: {sweep_seq: [5, 1024, 16]}}", ["lifetimes.shapes.sweep_seq"],
+     "lifetimes: {shapes: {sweep_seq: [2048, 1024, 5]}}", False),
+]
+BAD += [(name, bad, keys, dry) for name, bad, keys, _, dry in MEANING]
 IDS = [c[0] for c in BAD]
 
 
@@ -115,6 +223,82 @@ def test_bounds_carry_their_reason():
 ], ids=["at_bounds", "n_head_divides", "seq_len_equals_n_positions", "path_source_unchecked"])
 def test_negative_control_valid_neighbours_pass(over):
     assert problems(over) == ""
+
+
+@pytest.mark.parametrize("case", MEANING, ids=[c[0] for c in MEANING])
+def test_negative_control_meaning_neighbour_passes(case, tiny):
+    """Each meaning check refuses only the clash: a neighbouring value that fits passes."""
+    assert problems(overlay(case[3], tiny)) == ""
+
+
+def test_matrix_message_names_both_keys_their_shapes_and_the_rule(tiny):
+    message = problems(overlay(MEANING[0][1], tiny))
+    assert ("'tensor.matmul.x' (a 2x3 matrix) and 'tensor.matmul.w' (a 2x2 matrix) do not conform: "
+            "x has 3 columns but w has 2 rows (Y = X W: X's columns must equal W's rows)") in message
+
+
+def test_every_meaning_rule_can_fail(tiny):
+    """A check that cannot fail is a defect: every table entry's reason appears in some bad case's message."""
+    messages = "\n".join(problems(overlay(text, tiny)) for _, text, _, _ in BAD)
+    reasons = ([e[-1] for e in C.CONFORMING] + [e[-1] for e in C.IN_RANGE] + [e[-1] for e in C.ONE_OF]
+               + [e[-1] for e in C.PARTITIONS] + [e[-1] for e in C.MONOTONIC]
+               + ["not a matrix", "the network has", "a fitted slope needs", "P5 would find no finite scale",
+                  "a weight fp16 holds exactly"])
+    assert [r for r in reasons if r not in messages] == []
+
+
+@pytest.mark.parametrize("values, order, broken", [
+    ([0.1, 0.01, 0.001], "strictly monotonic", False),
+    ([1, 2, 3], "strictly monotonic", False),        # either direction: the first change sets it
+    ([5, 5, 16], "monotonic", False),
+    ([5, 5, 16], "strictly monotonic", True),
+    ([5, 16, 5], "monotonic", True),
+    ([1], "strictly increasing", False),
+    ([2, 1], "increasing", True),
+    ([1, 1], "increasing", False),
+    ([1, 1], "strictly increasing", True),
+])
+def test_monotonic_orders(values, order, broken):
+    assert (C.monotonic(values, order) is not None) is broken
+
+
+def test_outside_bounds():
+    assert C.outside(2, 0, 2) is None and C.outside(0, 0, 2) is None
+    assert C.outside([0, 3, 4], 0, 2) == "3, 4 are outside 0..2"
+    assert C.outside(1, 2, None) == "1 is below 2"
+    assert C.outside(65519.9, 0, 65520, below=True) is None and C.outside(65520.0, 0, 65520, below=True)
+
+
+@pytest.mark.parametrize("x", [1.0, 1.1, 3.0e-4, 65504.0, 65472.0, 65488.0, 2.0 ** -24, 1.5 * 2.0 ** -24, 2.0 ** -14,
+                               -2.0, 1.0 + 2.0 ** -10, 1.0 + 2.0 ** -11, 1.0e5])
+def test_fp16_exact_agrees_with_numpy(x):
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        assert C.fp16_exact(x) is (float(np.float16(x)) == x)
+
+
+def test_precision_constants_match_the_code_and_fp16():
+    import inspect
+
+    import torch
+
+    from adbench.precision import scaling
+
+    assert inspect.signature(scaling.dynamic_scale).parameters["max_attempts"].default == C.DYNAMIC_SCALE_ATTEMPTS
+    fp16 = lambda x: torch.tensor(x, dtype=torch.float64).to(torch.float16)  # noqa: E731 - as P5 casts
+    assert torch.isfinite(fp16(math.nextafter(C.FP16_OVERFLOW, 0))) and torch.isinf(fp16(C.FP16_OVERFLOW))
+
+
+def test_reading_the_config_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, yaml; from adbench.config import check_config; "
+            f"check_config(yaml.safe_load(open({str(ROOT / 'config.yaml')!r})), {str(SCHEMA)!r}); "
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr[-2000:]
 
 
 def test_gpt2_small_constants_match_transformers():
