@@ -76,3 +76,17 @@ def smoke(tmp_path_factory):
     assert res.returncode == 0, res.stderr[-4000:]
     MEASURED["smoke DAG wall time (2 cores)"] = elapsed
     return project, elapsed
+
+
+def values(result):
+    """A measurement's values table as quantity -> value (the unit tests' usual view of it)."""
+    return result["values"].set_index("quantity")["value"]
+
+
+def dry_run(project: Path, *extra: str, env: dict | None = None) -> set[str]:
+    """The rules a smoke-config dry run in `project` would run (rule all left out)."""
+    res = snakemake(project, "--cores", "2", "-n", *SMOKE, *extra, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = planned_jobs(res.stdout + res.stderr)
+    jobs.pop("all", None)
+    return set(jobs)

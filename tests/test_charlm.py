@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from adbench.charlm import evaluate, train
 from adbench.charlm.evaluate import measure_eval
-from adbench.charlm.summary import measure_summary
+from adbench.charlm.summary import measure_summary, surprise
 from adbench.charlm.train import measure_train
 from adbench.charlm.model import CharGPT, GPTConfig
 
@@ -253,3 +253,12 @@ def test_in_place_clipping_bounds_the_piled_up_gradient():
             train.train_step(m2, opt, x, y, sw, 40.0, clip)
         total = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in m2.parameters()))
         assert total == pytest.approx(expected, rel=1e-6)
+
+
+def test_c1_surprise_is_cross_entropy():
+    for p in (1.0, 0.01, 0.3):
+        logits = torch.log(torch.tensor([[p, 1 - p]], dtype=torch.float64).clamp_min(1e-300))
+        ce = torch.nn.functional.cross_entropy(logits, torch.tensor([0])).item()
+        assert surprise(p) == pytest.approx(ce, abs=1e-15)
+    assert surprise(1.0) == 0.0 and math.copysign(1, surprise(1.0)) == 1.0
+    assert round(surprise(0.01), 1) == 4.6 and round(surprise(0.02), 1) != 4.6   # negative control

@@ -4,6 +4,7 @@ import copy
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -12,9 +13,9 @@ torch.set_num_threads(1)
 from adbench.gpt2.common import token_nll  # noqa: E402
 from adbench.gpt2.fp16 import precision_table  # noqa: E402
 from adbench.gpt2.resolve import load_gpt2, measure_model  # noqa: E402
-from adbench.gpt2.prompt import measure_prompt  # noqa: E402
+from adbench.gpt2.prompt import _g4_values, measure_prompt  # noqa: E402
 from adbench.gpt2.saved import Ledger, account  # noqa: E402
-from adbench.gpt2.sequence import _surprise, measure_sequence  # noqa: E402
+from adbench.gpt2.sequence import _g7_values, _surprise, measure_sequence  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 MODEL = dict(source="random", revision=REV, path=None, seed=3, tokenizer_vocab_size=300,
@@ -186,3 +187,39 @@ def test_g4_restoration_check_catches_a_one_ulp_difference():
     row = load().set_index(["id", "quantity"]).loc[("G4", "restoration")]  # the shipped row: kind and pattern
     assert verdict(row.kind, row.documented, text["ok"], pattern=row.pattern)[0] == "match"
     assert verdict(row.kind, row.documented, text["bad"], pattern=row.pattern)[0] == "MISMATCH"
+
+
+def _direction(against: float, original: float, with_: float, restored: float) -> pd.DataFrame:
+    d = pd.DataFrame({"move": ["against", "with", "restored"], "loss": [against, with_, restored],
+                      "l2_moved": [0.01, 0.01, 0.0]})
+    d["original"] = original
+    d["bitwise_equal_to_original"] = d["loss"] == original
+    return d
+
+
+def test_g4_property_rows_and_8_digit_rows():
+    v = _g4_values(_direction(3.42, 3.43, 3.44, 3.43), "random").set_index("quantity")
+    assert v.value["ordering_against_original_with"] == "true" and v.value["restoration_bitwise"] == "true"
+    assert v.value["loss_against_8digits"] == 3.42 and v.value["loss_original_8digits"] == 3.43
+    bad = _g4_values(_direction(3.45, 3.43, 3.44, 3.43 + 1e-6), "random").set_index("quantity")  # violated
+    assert bad.value["ordering_against_original_with"] == "false" and bad.value["restoration_bitwise"] == "false"
+    assert pd.isna(v.model_source["ordering_against_original_with"])  # judged for any model
+
+
+def test_g7_clip_property_rows():
+    params = [torch.nn.Parameter(torch.randn(50, 7)), torch.nn.Parameter(torch.randn(9))]
+    for p in params:
+        p.grad = torch.randn_like(p) * 3
+    total = torch.cat([p.grad.flatten() for p in params]).double().norm().item()   # float64 oracle
+    before = torch.cat([p.grad.flatten() for p in params]).double()
+    total_fp32 = float(torch.nn.utils.get_total_norm([p.grad for p in params]))
+    returned = float(torch.nn.utils.clip_grad_norm_(params, 1.0))
+    after = torch.cat([p.grad.flatten() for p in params]).double()
+    cos = float(after @ before / (after.norm() * before.norm()))
+    g7 = dict(total_norm=total, total_norm_fp32=total_fp32, token_table_input_side=0.1, clip_return=returned,
+              clipped_norm=after.norm().item(), cosine_clipped_unclipped=cos)
+    v = _g7_values(g7, "random").set_index("quantity").value
+    assert v["clip_return_equals_unclipped_total"] == "true" and v["clip_direction_unchanged"] == "true"
+    wrong = _g7_values({**g7, "clip_return": after.norm().item(), "cosine_clipped_unclipped": 0.9}, "random")
+    wrong = wrong.set_index("quantity").value                                   # returns the clipped norm, turns
+    assert wrong["clip_return_equals_unclipped_total"] == "false" and wrong["clip_direction_unchanged"] == "false"

@@ -10,14 +10,12 @@ import yaml
 from adbench.verdicts.verdict import compare
 from adbench.verdicts.documented import load
 from adbench.lifetimes import accumulation, checkpoint, checkpoint_probe, checkpoint_timing, graph, shapes
+from adbench.lifetimes.accumulation import measure_l2
+from conftest import values
 
 torch.set_num_threads(1)
 DATA = dict(in_features=3, out_features=2, seed=0)
 SMALL = dict(width=32, hidden=64, blocks=4, batch=4, segments=2, seed=0)
-
-
-def values(result):
-    return result["values"].set_index("quantity").value
 
 
 def analytic_mse_grad(model, x, y):
@@ -207,3 +205,32 @@ def test_exact_and_derived_l_rows_match_the_documented_table():
     doc = doc[doc.id.str.startswith("L") & (doc.id != "L6") & doc.kind.isin(["exact", "derived"])]
     cmp = compare(doc, measured)
     assert len(cmp) and (cmp.status == "match").all(), cmp[cmp.status != "match"][["id", "quantity", "measured"]]
+
+
+def test_l2_unscaled_accumulation_is_measured():
+    r = measure_l2(7, [3, 4], 3, 2, 0, 40, 2)
+    v = values(r)
+    assert v["nanogpt_unscaled_norm_ratio"] == pytest.approx(40, abs=1e-12)
+    torch.manual_seed(0)  # oracle: sum of 40 microbatch means == 40 x full-batch mean (equal sizes), float64
+    gen = torch.Generator().manual_seed(0)
+    lin = torch.nn.Linear(3, 2, dtype=torch.float64)
+    x, y = torch.randn(80, 3, dtype=torch.float64, generator=gen), torch.randn(80, 2, dtype=torch.float64, generator=gen)
+    total = sum(torch.nn.functional.mse_loss(lin(x[2 * s:2 * s + 2]), y[2 * s:2 * s + 2]) for s in range(40))
+    grads = torch.autograd.grad(total, list(lin.parameters()))
+    norm_unscaled = torch.cat([g.flatten() for g in grads]).norm().item()
+    row = r["schemes"].set_index("scheme").loc["nanoGPT without the /40", "grad_norm"]
+    assert row == pytest.approx(norm_unscaled, rel=1e-13)
+    assert values(measure_l2(7, [3, 4], 3, 2, 0, 10, 2))["nanogpt_unscaled_norm_ratio"] == pytest.approx(10)  # control
+
+
+def test_l3_example_weights_by_autograd():
+    from fractions import Fraction
+
+    from adbench.lifetimes.accumulation import example_weights, measure_l3
+    naive = example_weights([3, 4], counted=False)
+    assert naive == pytest.approx([1 / 6] * 3 + [1 / 8] * 4, abs=1e-16)          # analytic 1/(2 * count)
+    assert example_weights([3, 4], counted=True) == pytest.approx([1 / 7] * 7, abs=1e-16)
+    assert example_weights([3, 3], counted=False) == pytest.approx([1 / 6] * 6)   # control: equal ranks agree
+    v = values(measure_l3([3, 4], 3, 2, 0))
+    assert (v["naive_weight_rank0"], v["naive_weight_rank1"], v["counted_weight"]) == ("1/6", "1/8", "1/7")
+    assert Fraction(v["counted_weight"]) != Fraction(v["naive_weight_rank0"])

@@ -1,8 +1,6 @@
 """Version matrix: entries and pins, failure records, the history table, and a real two-version matrix."""
 
 import json
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
@@ -12,7 +10,6 @@ from adbench.matrix.entries import entries, pin_hash, resolved
 from adbench.matrix.envs import error_line, unmet
 from adbench.history.table import history, run_from_status
 from adbench.matrix.run import check_meta_versions, inner_command, run_error_line, summary
-from conftest import ROOT, SMOKE, copy_project, snakemake
 
 
 def test_entries_are_named_from_their_versions_and_duplicates_are_refused():
@@ -116,9 +113,3 @@ def test_history_finds_the_first_run_where_a_quantity_moved(tmp_path):
     assert table.loc[("S1", q1), "first_moved_at"] == ""                  # negative control: never moved
     assert table.loc[("env", "numpy"), "first_moved_at"] == "b"
     assert table.loc[("run", "status"), "bad"].startswith("failed (environment): ERROR: No matching")
-
-
-
-
-
-

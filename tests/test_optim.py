@@ -5,7 +5,6 @@ Every check has a negative control: a deliberately broken variant must fail the 
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import yaml
 
 from adbench.config import ConfigError, check_config
 from adbench.optim import memory, o1, o2, quadratic as q, xor, xor_ensemble
+from adbench.optim.o1 import measure_o1
 from adbench.scalar.tape import Tape
 
 torch.set_num_threads(1)
@@ -307,3 +307,50 @@ def test_figures_render_from_tables():
     # the diverged run adds one cross to those in the colour-bar label; an all-finite grid does not
     finite_only = plot_o2(traj, spectrum, best, grid[np.isfinite(grid.final_loss)])["grids_figure"].decode()
     assert figs["grids_figure"].decode().count("\u00d7") == finite_only.count("\u00d7") + 1
+
+
+X = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+
+
+Y = [-1.0, 1.0, 1.0, -1.0]
+
+
+def _o1(steps: int = 3, seeds: int = 2):
+    model = dict(inputs=X, targets=Y, hidden=4, init_range=1.0, seeds=seeds, steps=steps)
+    gd = xor.measure_o1_train(**model, optimizer="gd", gd={"lr": 0.5}, adam={})
+    adam = xor.measure_o1_train(**model, optimizer="adam", gd={"lr": 0.5},
+                                adam=dict(lr=0.05, beta1=0.9, beta2=0.999, eps=1e-8))
+    return measure_o1(gd["finals"], gd["curves"], adam["finals"], **model, gd={"lr": 0.5}, stuck_threshold=0.5,
+                      gradcheck={"param": "W1[0][0]", "seed": 0, "h": 1e-5}, report_seed=0,
+                      report_steps=[0], ulp_offsets=[0])
+
+
+def test_o1_per_seed_final_losses_and_gradcheck_rows():
+    r = _o1()
+    v = r["values"].set_index("quantity")
+    p = xor_ensemble.init_arrays([0, 1], 4, 2, 1.0)
+    oracle = xor_ensemble.gd_final_losses(p, X, Y, 0.5, 3)                  # numpy float64, hand backward
+    got = [float(v.value[f"gd_final_loss_seed{s}"]) for s in (0, 1)]
+    assert got == pytest.approx(oracle.tolist(), abs=1e-12)
+    assert got != pytest.approx(xor_ensemble.gd_final_losses(p, X, Y, 0.4, 3).tolist(), abs=1e-6)  # other lr
+    _, g = xor_ensemble.loss_grads(p, np.array(X), np.array(Y))
+    assert float(v.value["gradcheck_tape"]) == pytest.approx(g["W1"][0, 0, 0], abs=1e-14)
+    assert float(v.value["gradcheck_central"]) == pytest.approx(g["W1"][0, 0, 0], abs=1e-9)
+    reasons = v.unjudged_reason
+    assert (reasons[["gradcheck_tape", "gradcheck_central"]] != "").all()
+    assert (reasons.drop(["gradcheck_tape", "gradcheck_central"]) == "").all()  # every other row is judged
+
+
+def test_o1_seed_rows_unjudged_only_where_the_ulp_control_splits():
+    from adbench.optim.o1 import unjudged_reason
+    ulp = pd.DataFrame({"seed": [0, 1, 2], "stuck_copies": [3, 0, 7], "copies": [7, 7, 7]})
+    assert "3 of 7" in unjudged_reason("gd_final_loss_seed0", 0, ulp)
+    assert unjudged_reason("gd_final_loss_seed1", 0, ulp) == unjudged_reason("gd_final_loss_seed2", 0, ulp) == ""
+    assert unjudged_reason("stuck_count", 0, ulp) == ""
+
+
+def test_o1_parameter_count_and_c1_visible_bug_count():
+    v = _o1()["values"].set_index("quantity").value
+    assert int(v["n_params"]) == 2 * 4 + 4 + 4 + 1                          # W1, b1, W2, b2 of a 2-4-1 net
+    from adbench.charlm.summary import dashboard
+    assert dashboard(7.0, 1.7, 4.6).startswith("visible") and dashboard(1.72, 1.7, 4.6).startswith("invisible")

@@ -14,6 +14,7 @@ import torch
 from adbench.verdicts.verdict import compare
 from adbench.verdicts.documented import load
 from adbench.precision import formats, scaling
+from conftest import values
 
 torch.set_num_threads(1)
 
@@ -192,3 +193,15 @@ def test_precision_figures_render_from_the_tables():
     assert set(out) == {"error_sweep", "swamping"}
     assert b"fp16 smallest subnormal" in out["error_sweep"] and b"<svg" in out["error_sweep"]
     assert b"fp32 master weight" in out["swamping"]
+
+
+def test_precision_extra_rows():
+    from adbench.precision.formats import measure_p2, measure_p8
+    from adbench.precision.scaling import measure_p4
+    p2 = values(measure_p2([1e-7, 1e-8]))
+    assert p2["subnormal_steps_1e-07"] == float(np.float16(1e-7)) / 2.0 ** -24 == 2.0   # numpy oracle
+    assert p2["subnormal_steps_1e-08"] == 0.0                                              # control: flushed
+    p4 = values(measure_p4([0.1, 1.0, 2.0], 65536.0))
+    assert (p4["product_0.1"], p4["product_1"], p4["product_2"]) == (0.1 * 65536, 65536.0, 131072.0)
+    p8 = values(measure_p8([1e-8]))
+    assert p8["gap_bf16_exact"] == 2.0 ** -7 and p8["bf16_gap_over_fp16"] == 2.0 ** -7 / 2.0 ** -10 == 8.0

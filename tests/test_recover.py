@@ -1,9 +1,6 @@
 """adbench.recover: who holds a directory (through psutil, with or without /proc), stale locks and temp files."""
 
-import base64
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +12,6 @@ import psutil
 from adbench import recover
 from adbench.recover import Proc
 
-from conftest import MEASURED, ROOT, SMOKE, copy_project, planned_jobs, snakemake
 from noproc import block_proc
 
 
@@ -168,3 +164,10 @@ def test_unlocked_directory_is_left_alone(tmp_path, capsys):
 ])
 def test_is_snakemake(argv, expected):
     assert recover.is_snakemake(argv) is expected
+
+
+def _locked(workdir: Path) -> Path:
+    lock = workdir / ".snakemake" / "locks" / "0.output.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("results/x.csv\n")
+    return lock

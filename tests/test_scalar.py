@@ -3,12 +3,14 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from adbench.scalar import numeric, probes
+from adbench.scalar import numeric, probes, reuse
 from adbench.scalar.dual import Dual, count_ops
 from adbench.scalar.tape import Tape, Value, graph_size
+from conftest import values
 
 A, B = 1.5, -2.0
 
@@ -147,3 +149,86 @@ def test_graph_size_counts_each_reused_node_once():
         a = Value(2.0)
         out = a * a + a
     assert graph_size(out) == 3 == tape.nodes
+
+
+S7 = dict(rows=6, cols=8, directions=5, h=1e-5, control_coordinate=3, control_delta=0.1)
+
+
+def test_s2_output_change_and_f_at_x():
+    v = values(probes.measure_s2(3.0, [0.1, 0.01]))
+    oracle = torch.tensor(3.1, dtype=torch.float64) ** 2 - torch.tensor(3.0, dtype=torch.float64) ** 2
+    assert v["change_h0.1"] == oracle.item() and v["f_at_3"] == 9.0
+    assert abs(v["change_h0.1"] - 0.61) < 1e-14                                  # analytic 2xh + h^2
+    assert values(probes.measure_s2(3.0, [0.2]))["change_h0.2"] != pytest.approx(0.61)  # negative control
+
+
+def test_s5_central_error_at_1e8_four_digits():
+    v = values(numeric.measure_s5(1.5, -2.0, [1e-1, 1e-4, 1e-8], [1e-4, 1e-1]))
+    a = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    torch.tanh(a * -2.0 + a).backward()
+    f = lambda x: math.tanh(x * -2.0 + x)  # noqa: E731
+    oracle = abs((f(1.5 + 1e-8) - f(1.5 - 1e-8)) / 2e-8 - a.grad.item())
+    assert v["central_err_h1e-08_4sig"] == v["central_err_h1e-08"] == pytest.approx(oracle, abs=1e-16)  # 1 ulp of g
+    assert 1e-11 < oracle < 1e-8                      # cancellation noise, far above truncation (~1e-17)
+    assert v["central_err_h1e-08_4sig"] != v["central_err_h1e-04"]  # negative control: another step
+
+
+def _s7_oracle(seed: int):
+    """Independent draw with the global torch generator; g from autograd; slopes by torch float64."""
+    torch.manual_seed(seed)
+    A = torch.randn(6, 8, dtype=torch.float64)
+    x = torch.randn(8, dtype=torch.float64)
+    dirs = [(lambda v: v / v.norm())(torch.randn(8, dtype=torch.float64)) for _ in range(5)]
+    xr = x.clone().requires_grad_(True)
+    (torch.tanh(A @ xr) ** 2).sum().backward()
+    loss = lambda z: (torch.tanh(A @ z) ** 2).sum().item()  # noqa: E731
+    return [((loss(x + 1e-5 * v) - loss(x - 1e-5 * v)) / 2e-5, (xr.grad @ v).item()) for v in dirs]
+
+
+def test_s7_direction_table_against_torch_oracle():
+    v = values(numeric.measure_s7(seed=47, **S7))
+    for d, (slope, gv) in enumerate(_s7_oracle(47)):
+        assert v[f"grad_dot_v_d{d}"] == pytest.approx(gv, abs=1e-15)
+        assert v[f"numerical_slope_d{d}"] == pytest.approx(slope, abs=2e-10)  # FD rounding noise only
+        assert v[f"abs_error_d{d}"] == abs(v[f"numerical_slope_d{d}"] - v[f"grad_dot_v_d{d}"]) < 1e-9
+    other = values(numeric.measure_s7(seed=0, **S7))                          # negative control
+    assert all(abs(other[f"grad_dot_v_d{d}"] - gv) > 1e-6 for d, (_, gv) in enumerate(_s7_oracle(47)))
+
+
+def test_s7_fsum_loss_is_order_independent():
+    A = np.array([[1e16, 1.0, -1e16]])
+    assert numeric.directional_loss(A, np.array([1.0, 1.0, 1.0])) == math.tanh(1.0) ** 2
+    assert float(np.sum(np.tanh(A @ np.array([1.0, 1.0, 1.0])) ** 2)) != math.tanh(1.0) ** 2  # naive sum loses it
+
+
+@pytest.mark.parametrize("x", [0.5, -1.25])
+def test_reused_value_dependency_counting(x):
+    trace = pd.concat([reuse.dependency_trace(x, m) for m in ("counted", "eager")], ignore_index=True)
+    v = dict(reuse.reuse_items(trace, reuse.torch_x_grad(x)))
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    (torch.relu(t * t) + torch.tanh(t * t)).backward()
+    analytic = 2 * x * (1.0 + (1 - math.tanh(x * x) ** 2))                  # both routes through the square
+    assert v["reuse_x_grad_counted"] == pytest.approx(t.grad.item(), abs=1e-15) == pytest.approx(analytic)
+    assert v["reuse_square_consumers"] == 2 and v["reuse_square_waits_for_both"] == "true"
+    assert v["reuse_x_grad_eager"] == pytest.approx(2 * x * 1.0)            # only branch A's route reached x
+    assert v["reuse_early_x_grad_incomplete"] == "true"                      # negative control: the bug shows
+    last = trace[(trace["mode"] == "counted")].step.max()
+    assert trace[(trace["mode"] == "counted") & (trace.step == last)].active.iloc[0] == "square"
+
+
+def test_reused_value_bad_mode_is_refused():
+    with pytest.raises(ValueError, match="mode"):
+        reuse.dependency_trace(0.5, "lazy")
+
+
+def test_s2_derivative_is_the_tapes_and_l5_stale_gradient():
+    from adbench.lifetimes.graph import measure_l5, silent_stale_gradient
+    t = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    (t ** 2).backward()
+    assert values(probes.measure_s2(3.0, [0.1]))["derivative_at_3"] == t.grad.item() == 6.0
+    assert values(probes.measure_s2(4.0, [0.1]))["derivative_at_4"] == 8.0          # control: follows x
+    storage, stale = silent_stale_gradient([2.0, 3.0], 1.0)
+    assert storage == [3.0, 4.0] and stale == [2 * 3.0, 2 * 4.0]                   # analytic 2 (x + shift)
+    v = values(measure_l5([2.0, 3.0], 1.0, 2.0))
+    assert "modified by an inplace operation" in v["inplace_error"]                # without the hooks: refused
+    assert [v["stale_grad_0"], v["stale_grad_1"]] != [v["retain_graph_grad_0"], v["retain_graph_grad_1"]]

@@ -4,7 +4,6 @@ own commands work as typed, params are as narrow as the job, timing jobs run alo
 import importlib
 import importlib.util
 import re
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -129,16 +128,6 @@ def test_unlock_works_as_typed(project):
     res = snakemake(project, "--unlock")  # exactly what Snakemake's message tells the user to type
     assert res.returncode == 0, res.stderr[-2000:]
     assert not list(locks.glob("*.lock"))
-
-
-
-
-
-
-
-
-
-
 
 
 def _outputs_and_targets(wf) -> tuple[dict[str, list[str]], list[str]]:

@@ -1,7 +1,6 @@
 """Verdicts that cannot lie: every rule of issue 10 with a negative case, and one end-to-end judgement."""
 
 import csv
-from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -82,8 +82,6 @@ def test_documented_table_is_well_formed():
     assert {"S1", "S5", "S9", "S10"} <= set(df.id)
 
 
-
-
 def test_band_widens_only_rows_that_declare_it():
     assert verdict("shape", "9.89e-13", 4.4e-11)[0] == "MISMATCH"
     assert verdict("shape", "9.89e-13", 4.4e-11, band=100)[0] == "differs"

@@ -7,11 +7,6 @@ import subprocess
 import pandas as pd
 import pytest
 
-from adbench.verdicts.documented import load
-from adbench.matrix.entries import entries, pin_hash, resolved
-from adbench.matrix.envs import error_line, unmet
-from adbench.history.table import history, run_from_status
-from adbench.matrix.run import check_meta_versions, inner_command, run_error_line, summary
 from conftest import ROOT, SMOKE, copy_project, snakemake
 
 

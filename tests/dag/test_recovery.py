@@ -11,12 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import psutil
 from adbench import recover
-from adbench.recover import Proc
 
 from conftest import MEASURED, ROOT, SMOKE, copy_project, planned_jobs, snakemake
-from noproc import block_proc
 
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
 
@@ -87,43 +84,8 @@ def test_make_report_recovers_after_sigkill(tmp_path):
     assert dry.returncode == 0 and planned_jobs(dry.stdout + dry.stderr) == {}, dry.stdout[-2000:]
 
 
-def _locked(workdir: Path) -> Path:
-    lock = workdir / ".snakemake" / "locks" / "0.output.lock"
-    lock.parent.mkdir(parents=True)
-    lock.write_text("results/x.csv\n")
-    return lock
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # A process table as psutil gives it on macOS: make report -> sh -> recover, a Snakemake run with a
 # script job under a shell, another directory's Snakemake, an unreadable one, and a plain process.
-
-
-
-
-
-
-
-
-
-
 
 
 # One rule that holds the run until the test creates `go` (bounded: it gives up after ~300 s).

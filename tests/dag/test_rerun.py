@@ -3,13 +3,14 @@
 import json
 import re
 from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from adbench.verdicts import documented
-from adbench.families import from_workflow
-from conftest import SMOKE, planned_jobs, snakemake
+from conftest import ROOT, SMOKE, dry_run, planned_jobs, snakemake
 
 
 def test_completed_run_has_nothing_to_do(smoke):
