@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +16,7 @@ from ..verdicts.summary import family_summary, tally
 from ..verdicts.verdict import STATUSES
 from ..families import Family
 from ..io import read_csv
+from ..missing import is_missing
 
 
 def _key(path: Path, results: Path) -> str:
@@ -45,17 +45,19 @@ def collect(paths: list[str], results_dir: str = "results") -> dict:
 
 def fmt(x, digits: int = 10) -> str:
     """Compact display of a table cell: ints as ints, floats with `digits` significant digits."""
+    if x is None:
+        return ""
+    if is_missing(x):  # NaN, NA, NaT: a cell the table has no value for
+        return "—"
     if isinstance(x, bool):
         return str(x)
     if isinstance(x, int):
         return f"{x:,}" if abs(x) >= 10000 else str(x)
     if isinstance(x, float):
-        if math.isnan(x):
-            return "—"
         if x.is_integer() and abs(x) < 1e15:
             return str(int(x))
         return f"{x:.{digits}g}"
-    return "" if x is None else str(x)
+    return str(x)
 
 
 def records_json(df: pd.DataFrame) -> Markup:
