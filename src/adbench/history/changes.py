@@ -12,13 +12,13 @@ import pandas as pd
 from ..io import read_csv
 from ..missing import is_blank, is_missing
 from ..verdicts.tolerance import declared_spec, describe, format_like, moved_beyond, parse_printed, text_of
-from .archive import environment_line
 from ..verdicts.verdict import KINDS
+from .archive import environment_line
 from .timing_moves import percent, timing_moved, timing_rules
 
 # Kinds whose digits the documents pinned: they move beyond the row's tolerance, as the verdict holds
-# them to it. The others (shape, pretrained, config; timing without samples) are not pinned to digits,
-# so they move by a relative change.
+# them to it. Shape, pretrained and config values are not pinned to digits, so they move by a relative
+# change; timings by their samples (timing_moves).
 TOLERANCE_KINDS = ("exact", "rounding", "derived", "property")
 
 _PAIR = re.compile(r"^(.*)_(min|max)(_[a-z]+)?$")
