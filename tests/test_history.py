@@ -1,11 +1,13 @@
 """Version comparison: what moved between two result sets, and the archive's refusal to clobber."""
 
+import math
 from datetime import date
 
 import pandas as pd
 import pytest
 
 from adbench.history.changes import changes, moved
+from adbench.verdicts.tolerance import parse_printed
 
 from adbench.history.archive import default_label, snapshot
 
@@ -157,3 +159,95 @@ def test_changes_prints_documented_digits_and_uses_raw_samples(tmp_path):
     moved_root = _run(tmp_path / "moved", tape * 1.25, torch, torch_version="2.14.1")
     out = changes(old, new, "a", "x", "y", 0.05, 0.10, old_root, moved_root)
     assert out.moved.all() and (out.status == "moved").all()
+
+
+# --- one tolerance rule: the verdict and "what moved" measure against the same allowance -------------
+import csv  # noqa: E402
+import io  # noqa: E402
+
+from adbench.verdicts import documented  # noqa: E402
+from adbench.verdicts.tolerance import declared_spec, describe, parse_spec  # noqa: E402
+from adbench.verdicts.verdict import compare, verdict  # noqa: E402
+
+# (kind, documented, declared tolerance, old, new, moved). Every old value is the documented decimal
+# exactly (a dyadic number), so "moved" must equal "the verdict rejects the new value". Before the
+# shared allowance, changes.moved used the printed digits for every pinned row (ignoring abs:, rel:,
+# sig:, so a rounding row moved with its libm digits) and compared texts without whitespace
+# normalisation. It disagreed with the verdict on the rows marked "was": moved where the verdict still
+# matched, or, where rel: is narrower than the printed digits, not moved where the verdict rejects.
+DISAGREED = [
+    ("exact", "0.0000", "abs:1e-15", 0.0, 3e-17, False),      # printed zero with a declared abs: (was moved)
+    ("exact", "0.0000", "abs:1e-15", 0.0, 3e-14, True),       # negative control: beyond it
+    ("exact", "0.25", "abs:0.01", 0.25, 0.258, False),        # abs: on a nonzero row (was moved: ±0.005)
+    ("exact", "0.25", "abs:0.01", 0.25, 0.2625, True),
+    ("exact", "0.5", "rel:0.01", 0.5, 0.504, False),          # rel: allows ±0.005 ...
+    ("exact", "0.5", "rel:0.01", 0.5, 0.5078125, True),       # ... so this moved (was not: ±0.05)
+    ("exact", "6.25", "sig:2", 6.25, 6.28125, False),         # sig:2 allows ±0.05 (was moved: ±0.005)
+    ("exact", "6.25", "sig:2", 6.25, 6.3125, True),
+    ("rounding", "0.125", "rel:0.5", 0.125, 0.15625, False),  # libm digits: differs, not moved (was moved)
+    ("rounding", "0.125", "rel:0.5", 0.125, 0.25, True),      # outside the declared tolerance: MISMATCH
+    ("rounding", "0.375", "sig:2", 0.375, 0.37890625, False),  # sig:2 allows ±0.005 (was moved: ±0.0005)
+    ("rounding", "0.375", "sig:2", 0.375, 0.3876953125, True),
+    ("exact", "exactly", "", "exactly", "  exactly\n", False),  # whitespace only (was moved: str differs)
+    ("exact", "exactly", "", "exactly", "Exactly", True),
+    ("exact", "0", "", 0.0, -0.0, False),                     # agreed already: a printed zero means exactly 0
+    ("exact", "0", "", 0.0, 5e-324, True),
+    ("exact", "inf", "", math.inf, math.inf, False),          # exact decimal arithmetic must not trip on inf
+    ("exact", "inf", "", math.inf, 1e308, True),
+]
+
+
+@pytest.mark.parametrize("kind, doc, spec, old, new, expected", DISAGREED)
+def test_moved_and_the_verdict_apply_one_allowance(kind, doc, spec, old, new, expected):
+    status = verdict(kind, doc, new, tolerance=spec)[0]
+    assert verdict(kind, doc, old, tolerance=spec)[0] == "match"        # the old run sits at the documented value
+    assert (status == "MISMATCH") == expected                            # the verdict's answer ...
+    cell = describe(doc, parse_spec(spec)) if parse_printed(doc) else ""
+    assert moved(kind, doc, old, new, 0.05, cell)[0] == expected         # ... is the history's, from its column
+    assert moved(kind, doc, old, new, 0.05, spec)[0] == expected         # ... or from the documented table's
+
+
+def test_moved_compares_in_exact_decimal_arithmetic_like_the_verdict():
+    # float subtraction gives 0.122 - 0.072 = 0.049999999999999996, inside ±0.05; the binary values differ by
+    # 0.0500000000000000027...: beyond it, as `within` measures (the old float rule said not moved)
+    assert 0.122 - 0.072 <= 0.05 and moved("exact", "0.1", 0.072, 0.122, 0.05)[0]
+    assert not moved("exact", "0.1", 0.072, 0.1219, 0.05)[0]                      # control: inside
+
+
+def test_shipped_tolerances_survive_the_comparison_column():
+    # changes reads the declared tolerance back from comparison.csv's words: none may lose digits there
+    doc = documented.load()
+    for r in doc[doc.tolerance != ""].itertuples():
+        assert declared_spec(describe(r.documented, parse_spec(r.tolerance))) == parse_spec(r.tolerance), r
+    assert declared_spec(describe("0.25", None)) is None and declared_spec("exactly 0") is None
+    assert describe("1", ("rel", 1.2345678e-3)) == "rel:0.0012345678"  # :g would print 0.00123457
+
+
+def _documented(rows, tmp_path):
+    path = tmp_path / "documented.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(documented.COLUMNS)
+        for i, (kind, doc, spec, *_rest) in enumerate(rows):
+            row = {"id": "X1", "quantity": f"q{i}", "description": "d", "documented": doc, "kind": kind,
+                   "doc": "000", "section": "s", "tolerance": spec, "note": "this row's reason" if spec else ""}
+            w.writerow([row.get(c, "") for c in documented.COLUMNS])
+    return documented.load(path)
+
+
+def _as_read_back(df):
+    """A comparison as report_changes reads it: through its CSV."""
+    return pd.read_csv(io.StringIO(df.to_csv(index=False)))
+
+
+def test_changes_of_two_comparisons_moves_exactly_where_the_verdict_rejects(tmp_path):
+    rows = [c for c in DISAGREED if c[1] != "inf"]   # infinities do not survive a values.csv as floats
+    doc = _documented(rows, tmp_path)
+    values = lambda col: pd.DataFrame({"id": "X1", "quantity": [f"q{i}" for i in range(len(rows))],  # noqa: E731
+                                       "value": [r[col] for r in rows], "note": ""})
+    old, new = _as_read_back(compare(doc, values(3))), _as_read_back(compare(doc, values(4)))
+    out = changes(old, new, "a", "x", "y", 0.05).set_index("quantity").loc[new.quantity]
+    assert out.moved.tolist() == [r[5] for r in rows]
+    assert out.moved.tolist() == (new.status == "MISMATCH").tolist()
+    numeric = new.tolerance.str.contains(r"\d").to_numpy()
+    assert (out.rule.to_numpy()[numeric] == new.tolerance.to_numpy()[numeric]).all()  # the rule is its column

@@ -113,3 +113,18 @@ def test_history_finds_the_first_run_where_a_quantity_moved(tmp_path):
     assert table.loc[("S1", q1), "first_moved_at"] == ""                  # negative control: never moved
     assert table.loc[("env", "numpy"), "first_moved_at"] == "b"
     assert table.loc[("run", "status"), "bad"].startswith("failed (environment): ERROR: No matching")
+
+
+def test_history_holds_each_run_to_the_rows_declared_tolerance(tmp_path):
+    # S5's central error at h=1e-5 is rounding noise the table allows to rel:2 (the verdict's "differs"):
+    # a change inside that is not a move, one beyond it is (printed digits alone would flag both).
+    doc = load()
+    row = doc[(doc.id == "S5") & (doc.quantity == "central_err_h1e-05")].iloc[0]
+    assert row.tolerance == "rel:2" and row.documented == "6.68e-12"
+    key = ("S5", row.quantity)
+    runs = [_archive(tmp_path, "a", {key: 6.68e-12}, {"numpy": "2.3.5"}),
+            _archive(tmp_path, "b", {key: 9.9e-12}, {"numpy": "2.4.6"}),      # +3.2e-12 < 2 x 6.68e-12
+            _archive(tmp_path, "c", {key: 4.883e-11}, {"numpy": "2.4.6"})]    # +3.9e-11: beyond it
+    runs = [run_from_status(s, tmp_path, "cpu") for s in runs]
+    table = history(runs, doc, 0.05, 0.10).set_index(["id", "quantity"])
+    assert table.loc[key, "first_moved_at"] == "c" and table.loc[key, "rule"] == "rel:2"

@@ -11,7 +11,7 @@ from adbench.verdicts.verdict import STATUSES, compare, score, verdict
 from adbench.families import Family
 from adbench.io import read_csv
 from adbench.verdicts.job import measure_comparison
-from adbench.verdicts.tolerance import parse_spec, within_spec
+from adbench.verdicts.tolerance import parse_spec, within
 
 
 # --- printed zeros -------------------------------------------------------------------------------
@@ -93,8 +93,8 @@ def test_rounding_rows_must_declare_sig_or_rel():
     ("abs:1e-12", 7.67e-12, 7.69e-12),
 ])
 def test_declared_tolerances(spec, inside, outside):
-    assert within_spec("6.68e-12", inside, parse_spec(spec))
-    assert not within_spec("6.68e-12", outside, parse_spec(spec))
+    assert within("6.68e-12", inside, parse_spec(spec))
+    assert not within("6.68e-12", outside, parse_spec(spec))
 
 
 @pytest.mark.parametrize("bad", ["sig:0", "sig:2.5", "rel:-1", "abs:x", "rel", "pct:3"])

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from adbench.verdicts import documented
-from adbench.verdicts.verdict import (KINDS, compare, format_like, parse_printed, verdict, within_printed)
+from adbench.verdicts.verdict import KINDS, compare, format_like, parse_printed, verdict, within
 from adbench.families import from_workflow
 from conftest import ROOT
 
@@ -23,13 +23,13 @@ def test_text_is_not_a_number():
     assert parse_printed("TypeError") is None
 
 
-def test_within_printed_uses_exact_decimal_arithmetic():
+def test_within_the_printed_digits_uses_exact_decimal_arithmetic():
     # The binary double nearest -0.18070663892364855 prints as ...6485 with 16 decimals.
-    assert within_printed("-0.1807066389236485", -0.18070663892364855)
-    assert not within_printed("-0.1807066389236485", -0.18070663892364858)
-    assert within_printed("6.1", (3.1 ** 2 - 9) / 0.1)
-    assert not within_printed("0.993", 0.9936)
-    assert within_printed("0.000e+00", 0.0) and not within_printed("0.000e+00", 5.96e-8)
+    assert within("-0.1807066389236485", -0.18070663892364855)
+    assert not within("-0.1807066389236485", -0.18070663892364858)
+    assert within("6.1", (3.1 ** 2 - 9) / 0.1)
+    assert not within("0.993", 0.9936)
+    assert within("0.000e+00", 0.0) and not within("0.000e+00", 5.96e-8)
 
 
 @pytest.mark.parametrize("kind", ["exact", "derived"])

@@ -33,10 +33,15 @@ rule render_report:
         changes="results/changes.csv",
         files=report_inputs,
         templates=sorted(str(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),
+        # which GPT-2 ran (the banner reads it); none when no rules file declares the GPT-2 family
+        model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
     output:
         html=report("report/report.html", caption="../captions/report_html.rst", category="Report"),
     params:
         reduced=config["reduced_sizes"],
+        # the run's settings, which the templates look up instead of restating them; not the ones that
+        # never reach the page (archiving, the version matrix), so changing those does not re-render it
+        settings={k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets")},
         # the declared families (rules files' family(...)), in report order: sections, summary, links
         families=family_params(),
         # current rule names: the provenance appendix skips benchmark files of removed rules

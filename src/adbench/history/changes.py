@@ -10,23 +10,27 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_csv
-from ..verdicts.tolerance import format_like, is_printed_zero, parse_printed
+from ..missing import is_blank, is_missing
+from ..verdicts.tolerance import declared_spec, describe, format_like, moved_beyond, parse_printed, text_of
+from ..verdicts.verdict import KINDS
 from .archive import environment_line
-from .timing_moves import timing_moved
+from .timing_moves import percent, timing_moved, timing_rules
+
+# Kinds whose digits the documents pinned: they move beyond the row's tolerance, as the verdict holds
+# them to it. Shape, pretrained and config values are not pinned to digits, so they move by a relative
+# change; timings by their samples (timing_moves).
+TOLERANCE_KINDS = ("exact", "rounding", "derived", "property")
 
 _PAIR = re.compile(r"^(.*)_(min|max)(_[a-z]+)?$")
 
 
 def _num(x):
+    """The cell as a float; None for text (and for a NaN, which is no number)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(v) else v
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+    return None if is_missing(v) else v
 
 
 def _intervals(df: pd.DataFrame) -> dict:
@@ -41,37 +45,61 @@ def _intervals(df: pd.DataFrame) -> dict:
     return out
 
 
-def moved(kind: str, documented: str, old, new, rel_threshold: float) -> tuple[bool, str]:
-    """Whether one non-timing quantity moved beyond its tolerance, and the rule applied."""
+def moved(kind: str, documented: str, old, new, rel_threshold: float, tolerance: str = "") -> tuple[bool, str]:
+    """Whether one non-timing quantity moved, and the rule applied.
+
+    `tolerance`: the row's tolerance cell (the comparison's column, or the documented table's): a
+    pinned kind moves beyond exactly the allowance its verdict uses (adbench.verdicts.tolerance).
+    A text, or a row whose documented value is a text, moves when its text changes beyond
+    whitespace, as the verdict compares texts."""
     a, b = _num(old), _num(new)
-    if a is None or b is None:
-        return (str(old) != str(new)), "text differs" if str(old) != str(new) else "same text"
-    if kind in ("exact", "rounding", "derived", "property"):
-        parsed = parse_printed(documented)
-        tol = 0.0 if not parsed or is_printed_zero(documented) else parsed[1]  # a printed zero means exactly 0
-        return abs(b - a) > tol, f"±{tol:.1e} (printed digits)"
+    if a is None or b is None or parse_printed(documented) is None:
+        differs = text_of(old) != text_of(new)
+        return differs, "text differs" if differs else "same text"
+    if kind in TOLERANCE_KINDS:
+        spec = declared_spec(tolerance)
+        return moved_beyond(documented, a, b, spec), describe(documented, spec)
     scale = max(abs(a), abs(b))
     rel = 0.0 if scale == 0 else abs(b - a) / scale
     return rel > rel_threshold, f"relative change {rel:.1%} vs threshold {rel_threshold:.0%}"
+
+
+def moved_rules_text(rel_threshold: float, timing_threshold: float) -> list[str]:
+    """What counts as moved, one sentence per rule, from the names `moved` and `timing_moved` use
+    (the report and the history page print it, so it cannot drift from the code)."""
+    relative = [k for k in KINDS if k not in TOLERANCE_KINDS and k != "timing"]
+    return [f"A value of kind {_either(TOLERANCE_KINDS)} moves when it changes by more than its row's tolerance, "
+            "the one its verdict uses (the comparison's tolerance column): half a unit of its documented printed "
+            "digits unless the row declares abs:, rel: or sig:, and no change at all for a printed zero.",
+            "A text moves when it changes beyond whitespace.",
+            f"A value of kind {_either(relative)} moves when it changes by more than {percent(rel_threshold)} of "
+            "the larger of the two (changes.relative_threshold).",
+            *timing_rules(timing_threshold)]
+
+
+def _either(words) -> str:
+    """'a, b or c'."""
+    words = list(words)
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
 
 
 def printed(documented: str, value) -> str:
     """A then/now cell with the documented number of digits (text as it is)."""
     x = _num(value)
     if x is None or parse_printed(documented) is None:
-        return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+        return "—" if is_missing(value) else str(value)
     return format_like(documented, x)
 
 
-def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold, roots, spans):
+def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold, roots, spans, tolerance=""):
     """('moved' | 'noise' | 'same' | 'missing', rule) for one quantity of two runs."""
-    if _missing(old) or _missing(new):
-        return ("same", "measured in neither run") if _missing(old) and _missing(new) else \
+    if is_missing(old) or is_missing(new):
+        return ("same", "measured in neither run") if is_missing(old) and is_missing(new) else \
             ("missing", "measured in only one of the runs")
     a, b = _num(old), _num(new)
     if kind == "timing" and a is not None and b is not None:
         return timing_moved(mid, quantity, roots[0], roots[1], timing_threshold, spans, (a, b))
-    did, rule = moved(kind, doc, old, new, rel_threshold)
+    did, rule = moved(kind, doc, old, new, rel_threshold, tolerance)
     return ("moved" if did else "same"), rule
 
 
@@ -87,16 +115,19 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
     meta.json provenance; without them timings fall back to process-run spans.
     """
     spans_old, spans_new = _intervals(old[old.kind == "timing"]), _intervals(new[new.kind == "timing"])
+    # a table without a tolerance column (an old archive, a values-only matrix run): printed digits apply
+    old, new = (df if "tolerance" in df.columns else df.assign(tolerance="") for df in (old, new))
     merged = old.merge(new, on=["id", "quantity"], how="outer", suffixes=("_old", "_new"))
     rows = []
     for r in merged.itertuples(index=False):
         kind = r.kind_new if isinstance(r.kind_new, str) else r.kind_old
         doc = r.documented_new if isinstance(r.documented_new, str) else r.documented_old
+        tolerance = r.tolerance_old if is_blank(r.tolerance_new) else r.tolerance_new  # this run's, as doc
         m = _PAIR.match(r.quantity)
         key = (r.id, m.group(1) + (m.group(3) or "")) if m else None
         spans = (spans_old[key], spans_new[key]) if key in spans_old and key in spans_new else None
         status, rule = _status(kind, doc, r.quantity, r.id, r.measured_old, r.measured_new, rel_threshold,
-                               timing_threshold, (old_root, new_root), spans)
+                               timing_threshold, (old_root, new_root), spans, tolerance)
         rows.append({"archive": archive, "id": r.id, "quantity": r.quantity, "kind": kind, "documented": doc,
                      "old": printed(doc, r.measured_old), "new": printed(doc, r.measured_new),
                      "old_value": r.measured_old, "new_value": r.measured_new, "moved": status == "moved",

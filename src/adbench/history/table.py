@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
 
 from ..io import read_csv
+from ..missing import is_missing
 from .changes import changes, printed
 from .archive import environment_line
 
@@ -44,9 +44,10 @@ def env_line(run: dict, extra: tuple[str, ...] = ()) -> str:
 
 
 def measured(root: Path, documented: pd.DataFrame) -> pd.DataFrame:
-    """id, quantity, kind, documented, measured of one run: its comparison.csv, else its values.csv files
-    (a matrix run restricted to a few targets has no comparison)."""
-    cols = ["id", "quantity", "kind", "documented", "measured"]
+    """id, quantity, kind, documented, tolerance, measured of one run: its comparison.csv, else its values.csv
+    files (a matrix run restricted to a few targets has no comparison). Kind, documented value and declared
+    tolerance come from the documented table, so every run is held to the same rows."""
+    cols = ["id", "quantity", "kind", "documented", "tolerance", "measured"]
     if (Path(root) / "comparison.csv").exists():
         cmp = read_csv(Path(root) / "comparison.csv")[["id", "quantity", "measured"]]
     else:
@@ -54,11 +55,12 @@ def measured(root: Path, documented: pd.DataFrame) -> pd.DataFrame:
         vals = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["id", "quantity", "value"])
         cmp = vals.rename(columns={"value": "measured"})[["id", "quantity", "measured"]]
     cmp = cmp.drop_duplicates(["id", "quantity"], keep="last")
-    return documented[["id", "quantity", "kind", "documented"]].merge(cmp, on=["id", "quantity"], how="left")[cols]
+    return documented[["id", "quantity", "kind", "documented", "tolerance"]].merge(cmp, on=["id", "quantity"],
+                                                                                  how="left")[cols]
 
 
 def _value(x):
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+    return None if is_missing(x) else x
 
 
 def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float) -> pd.DataFrame:

@@ -131,6 +131,23 @@ def span_test(spans, threshold: float) -> tuple[bool, str]:
                  f"effect {eff:+.1%} vs threshold {threshold:.0%}")
 
 
+def percent(x: float) -> str:
+    """0.05 -> '5%', 0.025 -> '2.5%': a threshold in words without rounding it."""
+    return f"{x * 100:g}%"
+
+
+def timing_rules(threshold: float) -> list[str]:
+    """What `timing_moved` decides, in words built from the same ALPHA and threshold it uses."""
+    return [f"A timing moves when a two-sided Mann-Whitney test on the raw samples of both runs gives "
+            f"p < {ALPHA:g} and its median (or its median paired ratio) changed by more than {percent(threshold)} "
+            "(changes.timing_threshold).",
+            f"Without raw samples in both runs, a timing moves when its process-run ranges do not overlap and "
+            f"their midpoints differ by more than {percent(threshold)}; without ranges, when its value changed by "
+            f"more than {percent(threshold)}.",
+            "A timing that moves while its code and libraries (meta.json) did not change is labelled noise, "
+            "not a move."]
+
+
 def timing_moved(mid: str, quantity: str, old_root, new_root, threshold: float, spans=None,
                  values=None) -> tuple[str, str]:
     """('moved' | 'noise' | 'same', rule) for one timing quantity of two runs."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import jinja2
 import pandas as pd
 from markupsafe import Markup
 
 from ..plots import COLORS, new_figure, svg_bytes
+from ..history.changes import moved_rules_text
 from ..history.table import ratio_ranges
+from .page import environment_for
 
 
 def ratio_chart(table: pd.DataFrame, labels: list[str], short: dict[str, str]) -> str:
@@ -43,13 +44,14 @@ def short_label(label: str) -> str:
 
 
 def render_history(template_dir: str, table: pd.DataFrame, runs: list[dict], thresholds: dict) -> str:
-    """report/history.html from history.html.j2 and the history table."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    """report/history.html from history.html.j2 and the history table; `thresholds` holds the run's
+    changes.relative_threshold and timing_threshold ("relative", "timing"), which the moved rules state."""
+    env = environment_for(template_dir)
     labels = [r["label"] for r in runs]
     short = {lab: short_label(lab) for lab in labels}
     quantities = table[~table.id.isin(["env", "run"])]
     ctx = {"runs": runs, "labels": labels, "short": short, "thresholds": thresholds,
+           "moved_rules": moved_rules_text(thresholds["relative"], thresholds["timing"]),
            "env_rows": table[table.id == "env"].to_dict("records"),
            "moved": quantities[quantities.first_moved_at != ""].to_dict("records"),
            "noise": quantities[(quantities.first_moved_at == "") & (quantities.noise_at != "")].to_dict("records"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,10 +12,13 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
+from ..history.changes import moved_rules_text
+from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
-from ..verdicts.verdict import STATUSES
+from ..verdicts.verdict import KINDS, ORDER_FACTOR, REDUCED_UNJUDGED, STATUSES
 from ..families import Family
 from ..io import read_csv
+from ..missing import is_missing
 
 
 def _key(path: Path, results: Path) -> str:
@@ -45,17 +47,73 @@ def collect(paths: list[str], results_dir: str = "results") -> dict:
 
 def fmt(x, digits: int = 10) -> str:
     """Compact display of a table cell: ints as ints, floats with `digits` significant digits."""
+    if x is None:
+        return ""
+    if is_missing(x):  # NaN, NA, NaT: a cell the table has no value for
+        return "—"
     if isinstance(x, bool):
         return str(x)
     if isinstance(x, int):
         return f"{x:,}" if abs(x) >= 10000 else str(x)
     if isinstance(x, float):
-        if math.isnan(x):
-            return "—"
         if x.is_integer() and abs(x) < 1e15:
             return str(int(x))
         return f"{x:.{digits}g}"
-    return "" if x is None else str(x)
+    return str(x)
+
+
+def prose_number(x) -> str:
+    """A setting as the report's prose prints it: 2000 -> '2,000', -2.0 -> '−2', 0.05 -> '0.05', 1e-250 -> '1e-250'."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        x = int(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    text = f"{x:,}" if isinstance(x, int) else repr(x)
+    return "\u2212" + text[1:] if text.startswith("-") else text  # a typographic minus, as in the prose
+
+
+def series(values, how=prose_number) -> str:
+    """[0, 5, 11] -> '0, 5 and 11'."""
+    words = [how(v) for v in values]
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def percent(x: float) -> str:
+    """0.1 -> '10 %' (the report's spacing)."""
+    return f"{x * 100:g} %"
+
+
+SETTING_FORMATS = {"num": prose_number, "series": series, "percent": percent, "raw": lambda x: x,
+                   "smallest": lambda xs: prose_number(min(xs)), "dashed": lambda xs: "-".join(map(prose_number, xs)),
+                   "list": lambda xs: ", ".join(map(prose_number, xs))}
+
+
+def setting_lookup(config: dict):
+    """`setting("gpt2.g3_layers", "series")` for the templates: a value of this run's config, formatted
+    for prose. Rendering with partial data (tests, a family without its config section) prints the
+    key's name instead of failing, so StrictUndefined still catches every other slip."""
+    def setting(path: str, how: str = "num"):
+        node = config
+        for key in path.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return Markup("<code>{}</code>").format(path)
+            node = node[key]
+        return SETTING_FORMATS[how](node)
+    return setting
+
+
+def verdict_rules() -> dict:
+    """The verdict constants the summary's prose states (verdicts.verdict, verdicts.documented)."""
+    return {"order_factor": ORDER_FACTOR, "max_band": MAX_BAND, "reduced_unjudged": list(REDUCED_UNJUDGED),
+            "reduced_judged": [k for k in KINDS if k not in REDUCED_UNJUDGED and k != "config"]}
+
+
+def moved_rules(config: dict) -> list[str]:
+    """The "what counts as moved" sentences for this run's changes thresholds; [] without them."""
+    ch = config.get("changes") or {}
+    if "relative_threshold" not in ch or "timing_threshold" not in ch:
+        return []
+    return moved_rules_text(ch["relative_threshold"], ch["timing_threshold"])
 
 
 def records_json(df: pd.DataFrame) -> Markup:
@@ -108,14 +166,28 @@ def environment(metas: list[dict]) -> dict:
             "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc")}
 
 
-def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
-           families: list[Family] = ()) -> str:
-    """Render report.html.j2 from `template_dir` into an HTML string; one section per family."""
+def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Environment:
+    """The jinja2 environment of every page (report and history share macros.html.j2, so its filters)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
                              extensions=["jinja2.ext.do"],
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
     env.filters["records"] = records_json
+    env.filters["num"] = prose_number
+    env.filters["series"] = series
+    # a global, so imported macros (macros.html.j2, imported without context) see it too
+    env.globals["setting"] = setting_lookup(config or {})
+    return env
+
+
+def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
+           families: list[Family] = (), config: dict | None = None, model: dict | None = None) -> str:
+    """Render report.html.j2 from `template_dir` into an HTML string; one section per family.
+
+    `config`: the run's configuration, which the templates read instead of restating it (`setting`);
+    `model`: results/gpt2/model.json, which GPT-2 ran (None without a GPT-2 family: no banner)."""
+    config = config or {}
+    env = environment_for(template_dir, config)
     by_id: dict[str, list[dict]] = defaultdict(list)
     for row in comparison.fillna("").to_dict("records"):
         by_id[row["id"]].append(row)
@@ -132,8 +204,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "totals": tally(comparison.status)["counts"], "overall": tally(comparison.status), "statuses": STATUSES,
         "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
-        "sources": sorted({str(x) for x in comparison.get("model_source", pd.Series(dtype=str)).dropna()}
-                          - {"", "pretrained"}),
+        "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)

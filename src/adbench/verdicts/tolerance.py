@@ -3,6 +3,8 @@
 A documented "0.25" allows |measured - 0.25| <= 0.005 (half a unit in the last printed place);
 a printed zero ("0", "0.0", "0.000e+00") means exactly 0; a row may instead declare `abs:<x>`,
 `rel:<x>` or `sig:<n>` (the first n significant digits agree: half a unit of the n-th).
+`allowance` is that rule, in one place: the verdicts (`within`) and the history of what moved
+between runs (`moved_beyond`) both measure against it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+
+from ..missing import is_missing, is_blank
 
 _NUM = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _SPEC = re.compile(r"^(abs|rel|sig):(.+)$")
@@ -54,36 +58,69 @@ def parse_spec(spec: str) -> tuple[str, float] | None:
     return m.group(1), amount
 
 
-def within_printed(documented: str, measured: float) -> bool:
-    """|measured - documented| <= half a unit in the last printed place, in exact decimal
-    arithmetic (the binary value of `measured` against the decimal the documents printed);
-    a printed zero means exactly 0."""
+def declared_spec(cell) -> tuple[str, float] | None:
+    """The abs/rel/sig tolerance named in a tolerance cell, else None (the printed digits apply).
+
+    Takes the documented table's column ("sig:3", "") as well as the comparison's `tolerance`
+    column, which holds `describe`'s words: "rel:2" parses back, while "±5.0e-11 (printed
+    digits)", "exactly 0", "pattern" and "same text" name no declared tolerance."""
+    if is_blank(cell):
+        return None
+    text = str(cell).strip()
+    return parse_spec(text) if _SPEC.match(text) else None
+
+
+def allowance(documented: str, spec: tuple[str, float] | None = None) -> Decimal:
+    """Half-width of the interval a row allows, exactly: its declared abs/rel/sig tolerance, else
+    half a unit in the last printed place; nothing (0) around a printed zero or an infinity.
+
+    The one tolerance rule: the verdict holds a measurement within it of the documented value,
+    and the history holds a later run within it of the earlier one (`moved_beyond`)."""
     d = Decimal(bare(documented))
-    if d == 0:
-        return measured == 0
-    half_unit = Decimal(5).scaleb(d.as_tuple().exponent - 1)
-    return abs(Decimal(measured) - d) <= half_unit
-
-
-def within_spec(documented: str, measured: float, spec: tuple[str, float]) -> bool:
-    """Whether `measured` lies within a declared abs/rel/sig tolerance of the documented value."""
+    if spec is not None and spec[0] == "abs":  # the one tolerance that widens a printed zero (abs:1e-15)
+        return Decimal(repr(spec[1]))
+    if d == 0 or d.is_infinite():  # a printed zero means exactly 0 (rel: and sig: of 0 are 0 too)
+        return Decimal(0)
+    if spec is None:
+        return Decimal(5).scaleb(d.as_tuple().exponent - 1)
     how, amount = spec
-    d = Decimal(bare(documented))
-    diff = abs(Decimal(measured) - d)
-    if how == "abs":
-        return diff <= Decimal(repr(amount))
     if how == "rel":
-        return diff <= Decimal(repr(amount)) * abs(d)
-    if d == 0:
-        return measured == 0
-    # sig:n -> half a unit of the n-th significant digit of the documented value
-    return diff <= Decimal(5).scaleb(d.adjusted() - int(amount))
+        return Decimal(repr(amount)) * abs(d)
+    return Decimal(5).scaleb(d.adjusted() - int(amount))  # sig:n, half a unit of the n-th significant digit
+
+
+def _apart(x, y) -> Decimal:
+    """|x - y| in exact decimal arithmetic (a float counts at its binary value, a printed number at
+    its decimal); 0 or infinite when either side is infinite, so infinities never raise."""
+    a, b = Decimal(x), Decimal(y)
+    if a.is_nan() or b.is_nan():
+        raise ValueError("a tolerance needs two numbers; NaN is a missing value (adbench.missing)")
+    if a.is_infinite() or b.is_infinite():
+        return Decimal(0) if a == b else Decimal("Infinity")
+    return abs(a - b)
+
+
+def within(documented: str, measured: float, spec: tuple[str, float] | None = None) -> bool:
+    """Whether `measured` lies within the row's `allowance` of the documented decimal."""
+    return _apart(bare(documented), measured) <= allowance(documented, spec)
+
+
+def moved_beyond(documented: str, old: float, new: float, spec: tuple[str, float] | None = None) -> bool:
+    """Whether two runs' values of one row differ by more than the row's `allowance`: the same
+    width, computed the same way, as the verdict's `within`."""
+    return _apart(old, new) > allowance(documented, spec)
+
+
+def text_of(x) -> str:
+    """A text cell with its whitespace normalised: texts that differ only in spacing are the same."""
+    return " ".join(str(x).split())
 
 
 def describe(documented: str, spec: tuple[str, float] | None) -> str:
     """The tolerance in words, for notes: '±5.0e-11 (printed digits)', 'exactly 0', 'sig:3'."""
     if spec is not None:
-        return f"{spec[0]}:{spec[1]:g}"
+        short = f"{spec[1]:g}"  # as the comparison always printed it, unless that loses digits
+        return f"{spec[0]}:{short if float(short) == spec[1] else repr(spec[1])}"
     if is_printed_zero(documented):
         return "exactly 0"
     return f"±{parse_printed(documented)[1]:.1e} (printed digits)"
@@ -91,7 +128,7 @@ def describe(documented: str, spec: tuple[str, float] | None) -> str:
 
 def format_like(printed: str, value: float) -> str:
     """Format `value` with the same notation and number of digits as `printed`."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_missing(value):
         return "—"
     if not isinstance(value, (int, float)):
         return str(value)

@@ -14,10 +14,10 @@ import re
 
 import pandas as pd
 
-from .tolerance import describe, format_like, parse_printed, parse_spec, within_printed, within_spec
+from ..missing import is_blank, is_missing
+from .tolerance import describe, format_like, parse_printed, parse_spec, text_of, within
 
-__all__ = ["KINDS", "STATUSES", "JUDGED", "compare", "verdict", "score", "format_like", "parse_printed",
-           "within_printed"]
+__all__ = ["KINDS", "STATUSES", "JUDGED", "compare", "verdict", "score", "format_like", "parse_printed", "within"]
 
 KINDS = ("exact", "rounding", "derived", "shape", "pretrained", "timing", "property", "config")
 NOT_JUDGED = "not judged"
@@ -38,15 +38,6 @@ _DIFFERS = {
 }
 
 
-def _blank(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x)) or str(x).strip() == ""
-
-
-def _text(x) -> str:
-    """Whitespace-normalised text of a cell."""
-    return " ".join(str(x).split())
-
-
 def _within_order(doc: float, meas: float, factor: float) -> bool:
     if doc == 0 or meas == 0:
         return doc == meas
@@ -60,7 +51,7 @@ def _unscored(kind: str, model_source, unit: str, reduced: bool) -> str:
     """Why a row with a measured value is not judged at all; '' when it is judged."""
     if kind == "config":
         return "echoes the configuration: shown, not scored"
-    if kind == "pretrained" and not _blank(model_source) and model_source != "pretrained":
+    if kind == "pretrained" and not is_blank(model_source) and model_source != "pretrained":
         return (f"measured on a {model_source} GPT-2, not the pinned pretrained weights; "
                 "the documented value needs those weights")
     if kind == "timing" and unit in TIME_UNITS:
@@ -80,16 +71,16 @@ def verdict(kind: str, documented: str, measured, model_source: str | None = Non
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {KINDS}")
-    if _blank(documented):
+    if is_blank(documented):
         raise ValueError("documented value is empty: every row must print what the documents printed")
     spec = parse_spec(tolerance)
     if kind == "rounding" and (spec is None or spec[0] == "abs"):
         raise ValueError(f"rounding row {documented!r} must declare tolerance sig:<n> or rel:<x>")
-    if kind != "config" and (measured is None or (isinstance(measured, float) and math.isnan(measured))):
-        if reduced and (kind in REDUCED_UNJUDGED or not _blank(unjudged)):
+    if kind != "config" and is_missing(measured):
+        if reduced and (kind in REDUCED_UNJUDGED or not is_blank(unjudged)):
             return NOT_JUDGED, "not measured at reduced (smoke) sizes, where this row is not judged anyway"
         return "MISSING", "no measured value was produced for this quantity"
-    why = _unscored(kind, model_source, unit, reduced) or ("" if _blank(unjudged) else str(unjudged))
+    why = _unscored(kind, model_source, unit, reduced) or ("" if is_blank(unjudged) else str(unjudged))
     if why:
         return NOT_JUDGED, why
     if parse_printed(documented) is None:
@@ -103,11 +94,11 @@ def verdict(kind: str, documented: str, measured, model_source: str | None = Non
 
 def _judge_text(documented: str, measured, pattern: str) -> tuple[str, str]:
     """Equal after whitespace normalisation, or a full match of the row's pattern."""
-    got = _text(measured)
+    got = text_of(measured)
     if pattern:
         ok, why = re.fullmatch(pattern, got) is not None, "the measured text does not match the row's pattern"
     else:
-        ok, why = got == _text(documented), "the measured text differs from the documented text"
+        ok, why = got == text_of(documented), "the measured text differs from the documented text"
     return ("match", "") if ok else ("MISMATCH", why)
 
 
@@ -116,13 +107,13 @@ def _judge_number(kind: str, documented: str, meas: float, spec, band: float | N
     doc = parse_printed(documented)[0]
     if math.isinf(doc) or math.isinf(meas):
         return ("match", "") if doc == meas else ("MISMATCH", "one side is infinite")
-    if kind == "rounding":
-        if within_printed(documented, meas):
+    if kind == "rounding":  # the printed digits make a match; the declared tolerance, the outer limit
+        if within(documented, meas):
             return "match", ""
-        if within_spec(documented, meas, spec):
+        if within(documented, meas, spec):
             return "differs", _DIFFERS["rounding"] + f" ({describe(documented, spec)})"
         return "MISMATCH", f"outside the declared tolerance {describe(documented, spec)}"
-    if within_spec(documented, meas, spec) if spec else within_printed(documented, meas):
+    if within(documented, meas, spec):
         return "match", ""
     if kind in ("exact", "derived", "property"):
         return "MISMATCH", f"outside the tolerance {describe(documented, spec)}"
@@ -146,8 +137,8 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
         key = (d.id, d.quantity)
         got = meas.loc[key] if key in meas.index else pd.Series(dtype=object)
         value = got.get("value")
-        source = "" if _blank(got.get("model_source")) else str(got.get("model_source"))
-        band = float(d.band) if not _blank(getattr(d, "band", "")) else None
+        source = "" if is_blank(got.get("model_source")) else str(got.get("model_source"))
+        band = float(d.band) if not is_blank(getattr(d, "band", "")) else None
         tolerance, pattern = _clean(getattr(d, "tolerance", "")), _clean(getattr(d, "pattern", ""))
         unjudged = _clean(got.get("unjudged_reason")) or (
             "measured at reduced (smoke) sizes; the documented value holds only at the full sizes"
@@ -162,7 +153,7 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
         rows.append({"id": d.id, "quantity": d.quantity, "description": d.description,
                      "documented": d.documented, "unit": _clean(d.unit), "measured": value,
                      "measured_printed": format_like(d.documented, _to_number(value)) if numeric
-                     else ("—" if value is None else str(value)),
+                     else ("—" if is_missing(value) else str(value)),
                      "kind": d.kind, "status": status, "note": "; ".join(notes), "model_source": source,
                      "tolerance": describe(d.documented, parse_spec(tolerance)) if numeric
                      else ("pattern" if pattern else "same text")})
@@ -170,12 +161,12 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
 
 
 def _clean(x) -> str:
-    return "" if _blank(x) else str(x)
+    return "" if is_blank(x) else str(x)
 
 
 def _to_number(value):
     """Measured cells arrive as strings from mixed-type CSVs: recover floats where possible."""
-    if value is None or isinstance(value, (int, float)):
+    if is_missing(value) or isinstance(value, (int, float)):
         return value
     try:
         return float(value)

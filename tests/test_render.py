@@ -1,0 +1,119 @@
+"""The templates read the config and the model record instead of restating them; the moved rules are
+generated from the code's own constants."""
+
+import re
+
+import pandas as pd
+import pytest
+import yaml
+from markupsafe import escape
+
+from adbench.families import Family
+from adbench.history.changes import COLUMNS, moved_rules_text
+from adbench.history.timing_moves import ALPHA
+from adbench.render import TEMPLATES
+from adbench.render.history import render_history
+from adbench.render.page import prose_number, render, setting_lookup
+from conftest import ROOT
+
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+RANDOM = {"model_source": "random-reduced", "route": "random", "revision": None, "seed": 3,
+          "random_config": {"n_layer": 2, "n_embd": 64}, "location": "not found: /hub/gpt2",
+          "tokenizer": "byte-level BPE trained on the corpus (requested vocabulary 512, reached 512)"}
+PRETRAINED = {"model_source": "pretrained", "route": "cache", "revision": CONFIG["gpt2"]["revision"], "seed": None,
+              "random_config": None, "location": "/hub/gpt2/snapshot", "tokenizer": "gpt2@rev"}
+
+
+def _cmp(ids=("S1",)):
+    return pd.DataFrame([dict(id=i, quantity="q", description="row", documented="1", unit="", measured=1.0,
+                              measured_printed="1", kind="exact", status="match", note="", model_source="",
+                              tolerance="±5.0e-01 (printed digits)") for i in ids])
+
+
+def _render(**kw):
+    return render(str(TEMPLATES), kw.pop("cmp", _cmp()), {"tables": {}, "figures": {}, "metas": [], "paths": []}, **kw)
+
+
+# --- what counts as moved -------------------------------------------------------------------------
+
+def test_moved_rules_come_from_the_thresholds_and_alpha_the_code_uses():
+    text = " ".join(moved_rules_text(0.05, 0.10))
+    assert "Mann-Whitney" in text and f"p < {ALPHA:g}" in text
+    assert "5%" in text and "10%" in text and "changes.relative_threshold" in text
+    other = " ".join(moved_rules_text(0.07, 0.25))
+    percents = set(re.findall(r"\b\d+%", other))
+    assert percents == {"7%", "25%"}, percents   # negative control: nothing left of the other thresholds
+    assert "overlap" not in text.split("Without raw samples")[0]  # the sample test is not a range overlap
+
+
+def test_report_and_history_print_the_generated_rules(tmp_path):
+    changes = pd.DataFrame([dict(zip(COLUMNS, ["base", "S1", "q", "exact", "1", "1", "2", 1.0, 2.0, True, "moved",
+                                               "±5.0e-01 (printed digits)", "torch 1", "torch 2"]))])
+    config = {"changes": {"relative_threshold": 0.07, "timing_threshold": 0.25}}
+    html = _render(extra={"changes": changes}, config=config, families=[Family("scalar", "Scalar", ("S1",), 1)])
+    section = html[html.index('<section id="changes">'):]
+    for rule in moved_rules_text(0.07, 0.25):
+        assert str(escape(rule)) in section
+    assert "range no longer overlaps" not in html   # the old, wrong description
+    table = pd.DataFrame(columns=["id", "quantity", "kind", "unit", "documented", "first_moved_at", "noise_at"])
+    runs = [{"label": "a", "ok": True, "source": "compare_to", "env": "torch 1", "versions": {}}]
+    page = render_history(str(TEMPLATES), table, runs, {"relative": 0.07, "timing": 0.25, "alpha": ALPHA})
+    assert "Mann-Whitney" in page and "25%" in page and "7%" in page
+
+
+# --- the GPT-2 banner --------------------------------------------------------------------------------
+
+def test_the_banner_reads_the_model_record_and_the_config():
+    config = {"gpt2": {**CONFIG["gpt2"], "source": "auto", "revision": "0123abcd"}}
+    html = _render(model=RANDOM, config=config)
+    banner = html[html.index("GPT-2 ran without its pretrained weights"):]
+    banner = " ".join(banner[:banner.index("</div>")].split())
+    assert "revision 0123abcd" in banner and CONFIG["gpt2"]["revision"] not in html  # the config's, not a literal
+    assert "was not found" in banner and "random-reduced" in banner and "(seed 3)" in banner  # the record's
+    assert "n_embd 64, n_layer 2" in banner and "reached 512" in banner
+    asked = _render(model=RANDOM, config={"gpt2": {**CONFIG["gpt2"], "source": "random"}})
+    assert "asks for the random fallback" in asked and "was not found" not in asked
+
+
+def test_the_banner_says_when_the_pretrained_model_ran_and_is_absent_without_gpt2():
+    html = _render(model=PRETRAINED, config={"gpt2": CONFIG["gpt2"]})
+    assert "GPT-2 ran with its pretrained weights" in html and "without its pretrained" not in html
+    assert CONFIG["gpt2"]["revision"] in html
+    bare = _render()  # no GPT-2 family: no model record, no config
+    assert "GPT-2 ran with" not in bare and "GPT-2 ran without" not in bare
+
+
+def test_both_banners_are_the_one_macro(tmp_path):
+    gpt2 = Family("gpt2", "GPT-2 probes", ("G1",), 70)
+    html = _render(cmp=_cmp(["G1"]), model=RANDOM, config={"gpt2": CONFIG["gpt2"]}, families=[gpt2])
+    assert html.count("GPT-2 ran without its pretrained weights") == 2   # report top and the GPT-2 section
+
+
+def test_no_template_restates_the_pinned_revision():
+    revision = CONFIG["gpt2"]["revision"]
+    offenders = [str(p) for p in TEMPLATES.rglob("*.j2") if revision in p.read_text()]
+    assert not offenders
+    assert re.fullmatch(r"[0-9a-f]{40}", revision)  # the check looks for the real thing
+
+
+# --- settings in the prose -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, text", [(2000, "2,000"), (-2.0, "\u22122"), (1.5, "1.5"), (0.0003, "0.0003"),
+                                         (1e-250, "1e-250"), (47, "47"), ("x", "x")])
+def test_prose_number(value, text):
+    assert prose_number(value) == text
+
+
+def test_a_setting_absent_from_partial_data_names_its_key():
+    setting = setting_lookup({"gpt2": {"g3_layers": [0, 5, 11]}})
+    assert setting("gpt2.g3_layers", "series") == "0, 5 and 11"
+    assert str(setting("gpt2.g4_distance")) == "<code>gpt2.g4_distance</code>"
+    assert str(setting("optim.o2.steps")) == "<code>optim.o2.steps</code>"
+
+
+def test_sections_print_this_runs_settings():
+    gpt2 = Family("gpt2", "GPT-2 probes", ("G1",), 70)
+    config = {"gpt2": {**CONFIG["gpt2"], "g3_layers": [1, 4], "g4_distance": 0.02}}
+    html = _render(cmp=_cmp(["G1"]), model=RANDOM, config=config, families=[gpt2])
+    assert "the documents printed layers 1 and 4" in html and "distance of 0.02" in html
+    assert "layers 0, 5 and 11" not in html   # negative control: not the shipped default
