@@ -20,16 +20,19 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"
 
 
-# Every other rules file is a family (it declares itself with family(...)); report.smk comes last
-# because it reads the registry the families filled.
-INFRASTRUCTURE = {"common.smk", "corpus.smk", "report.smk"}
+# Every other rules file is a family (it declares itself with family(...)); the report's three come
+# last because they read the registry the families filled: verdicts, then history, then rendering.
+REPORT_RULES = ["verdicts.smk", "history.smk", "render.smk"]
+INFRASTRUCTURE = {"common.smk", "corpus.smk", *REPORT_RULES}
 for _rules in sorted((ROOT / "workflow/rules").glob("*.smk")):
     if _rules.name not in INFRASTRUCTURE:
 
         include: _rules
 
 
-include: "workflow/rules/report.smk"
+for _rules in REPORT_RULES:
+
+    include: f"workflow/rules/{_rules}"
 
 
 # Timing jobs claim every machine share (see sized() in common.smk); the total is a global resource

@@ -135,10 +135,10 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def measure_changes(comparison: str, archives: list[str], rel_threshold: float, current_env: dict,
+def measure_changes(comparison: pd.DataFrame, archives: list[str], rel_threshold: float, current_env: dict,
                     timing_threshold: float = 0.10, results_dir: str = "results") -> dict:
-    """results/changes.csv: this run against each archive listed in compare_to."""
-    new = read_csv(comparison)
+    """results/changes.csv: this run (its `comparison` table) against each archive listed in compare_to."""
+    new = comparison
     frames = []
     for path in archives:
         manifest = json.loads((Path(path) / "MANIFEST.json").read_text())

@@ -16,7 +16,7 @@ from ..history.changes import moved_rules_text
 from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
 from ..verdicts.verdict import KINDS, ORDER_FACTOR, REDUCED_UNJUDGED, STATUSES
-from ..families import Family
+from ..families import Family, from_dicts
 from ..io import read_csv
 from ..missing import is_missing
 
@@ -208,3 +208,16 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)
+
+
+def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
+                   reduced: bool, rules: list[str], families: list[dict], settings: dict,
+                   template_dir: str | None = None) -> dict:
+    """rule render_report: report/report.html from the comparison, what changed, and every registered file
+    (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
+    from . import TEMPLATES
+
+    extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced}
+    html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
+                  families=from_dicts(families), config=settings, model=model[0] if model else None)
+    return {"html": html.encode("utf-8")}
