@@ -26,7 +26,7 @@ rule charlm_train:
         BENCH("charlm_train_{variant}")
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["long"]  # six of the longest jobs: start them first (LPT, common.smk)
     conda:
         ENV
     resources:
@@ -58,7 +58,7 @@ rule charlm_eval:
         LOG("charlm_eval"),
     benchmark:
         BENCH("charlm_eval")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
     conda:
         ENV
     resources:
@@ -90,7 +90,7 @@ rule charlm_summary:
         LOG("charlm_summary"),
     benchmark:
         BENCH("charlm_summary")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
     conda:
         ENV
     resources:
@@ -131,7 +131,7 @@ rule charlm_plot:
         LOG("charlm_plot"),
     benchmark:
         BENCH("charlm_plot")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
     conda:
         ENV
     resources:

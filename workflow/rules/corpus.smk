@@ -18,11 +18,11 @@ rule corpus:
         LOG("corpus"),
     benchmark:
         BENCH("corpus")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["first"]  # the GPT-2 timing job waits for it: alone, before anything (common.smk)
     conda:
         ENV
     resources:
-        **sized(),
+        **sized(first=True),
     params:
         **job(
             "adbench.corpus:build_corpus",

@@ -24,11 +24,11 @@ rule gpt2_model:
         LOG("gpt2_model"),
     benchmark:
         BENCH("gpt2_model")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["first"]  # the GPT-2 timing job waits for it: alone, before anything (common.smk)
     conda:
         ENV
     resources:
-        **sized(mem_mb=2000, runtime=10, uses_device=True),  # new rule, no full-run benchmark yet: BPE training headroom
+        **sized(mem_mb=2000, runtime=10, uses_device=True, first=True),  # new rule, no full-run benchmark yet: BPE training headroom
     params:
         **job(
             "adbench.gpt2.resolve:measure_model",
@@ -53,7 +53,7 @@ rule gpt2_prompt:
         LOG("gpt2_prompt"),
     benchmark:
         BENCH("gpt2_prompt")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
     conda:
         ENV
     threads: GPT2["threads"]
@@ -94,7 +94,7 @@ rule gpt2_sequence:
         LOG("gpt2_sequence"),
     benchmark:
         BENCH("gpt2_sequence")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
     conda:
         ENV
     threads: GPT2["threads"]
@@ -135,7 +135,7 @@ rule gpt2_memory:
         LOG("gpt2_memory"),
     benchmark:
         BENCH("gpt2_memory")
-    priority: 10  # long chains to the report: start them first
+    priority: PRIORITY["timing"]  # a timing job: run it first, alone (common.smk)
     conda:
         ENV
     threads: GPT2["threads"]

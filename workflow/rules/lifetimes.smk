@@ -76,6 +76,7 @@ rule lifetimes_l6_calibrate:
         LOG("lifetimes_l6_calibrate"),
     benchmark:
         BENCH("lifetimes_l6_calibrate")
+    priority: PRIORITY["timing"]
     conda:
         ENV
     resources:
@@ -102,6 +103,7 @@ rule lifetimes_l6_run:
         BENCH("lifetimes_l6_run_{process}")
     wildcard_constraints:
         process=r"\d+",
+    priority: PRIORITY["timing"]
     conda:
         ENV
     resources:

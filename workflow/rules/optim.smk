@@ -18,6 +18,7 @@ rule optim_o1_train:
         BENCH("optim_o1_train_{optimizer}")
     wildcard_constraints:
         optimizer="gd|adam",
+    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
     conda:
         ENV
     resources:

@@ -194,6 +194,7 @@ rule scalar_s9_calibrate:
         LOG("scalar_s9_calibrate"),
     benchmark:
         BENCH("scalar_s9_calibrate")
+    priority: PRIORITY["timing"]
     conda:
         ENV
     resources:
@@ -224,6 +225,7 @@ rule scalar_s9_run:
         BENCH("scalar_s9_run_{process}")
     wildcard_constraints:
         process=r"\d+",
+    priority: PRIORITY["timing"]
     conda:
         ENV
     resources:
