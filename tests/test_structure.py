@@ -47,7 +47,7 @@ def test_every_path_and_module_the_guide_names_exists():
     missing = sorted(p for p in paths if not list(ROOT.glob(p)))
     assert not missing, missing
     names = set(re.findall(r"`(adbench(?:\.\w+)+)", text))
-    assert {"adbench.jobs.output_name", "adbench.tables.values_table", "adbench.timing"} <= names
+    assert {"adbench.jobs.run_rule", "adbench.tables.values_table", "adbench.timing"} <= names
     for name in sorted(n for n in names if EXAMPLE not in n):
         parts = name.split(".")
         for cut in range(len(parts), 0, -1):  # longest importable prefix, then attributes
@@ -60,7 +60,7 @@ def test_every_path_and_module_the_guide_names_exists():
             pytest.fail(f"guide names {name}, which does not import")
     helpers = (ROOT / "workflow/rules/common.smk").read_text()
     for helper in re.findall(r"`(\w+)\(", text):  # family(, register(, prov(, sized(, LOG( ...
-        if helper in {"family", "register", "prov", "sized", "LOG", "BENCH", "SCRIPT", "id_outputs"}:
+        if helper in {"family", "register", "job", "prov", "sized", "LOG", "BENCH", "SCRIPT", "id_outputs"}:
             assert f"def {helper}(" in helpers, helper
 
 
