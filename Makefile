@@ -62,11 +62,11 @@ browser:
 	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: the browser test will be skipped (set CI=true as root to install it)"; fi; }
 
-# The SLURM test starts a one-node cluster from Debian's slurmctld/slurmd (tests/cluster/).
+# The SLURM test starts a one-node cluster from Debian's slurmctld/slurmd (tests/dag/cluster/).
 # CI (CI=true) running as root installs them; elsewhere the test is skipped with a message.
 slurm:
 	@if [ "$${CI:-}" = "true" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  tests/cluster/slurm-up.sh --install; \
+	  tests/dag/cluster/slurm-up.sh --install; \
 	else echo "SLURM cluster test will be skipped (set CI=true as root to install and run it)"; fi
 
 # Both entry points: the formatter (snakefmt, 120 columns: pyproject.toml) and Snakemake's own linter.

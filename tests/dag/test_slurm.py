@@ -1,6 +1,6 @@
 """SLURM: the cluster profile, SLURM provenance, and the smoke DAG on a real one-node SLURM cluster.
 
-The cluster tests start Debian's slurmctld/slurmd (tests/cluster/slurm-up.sh) and need root; they run
+The cluster tests start Debian's slurmctld/slurmd (tests/dag/cluster/slurm-up.sh) and need root; they run
 under CI=true as root (`make test` installs the packages) and are skipped with a message elsewhere.
 """
 
@@ -22,9 +22,22 @@ from test_determinism import compare_runs
 from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
-CLUSTER = ROOT / "tests/cluster"
-# Rules that time code: alone on their node under SLURM (they claim every core locally).
-TIMING_RULES = {"scalar_s9_calibrate", "scalar_s9_run", "lifetimes_l6_calibrate", "lifetimes_l6_run", "gpt2_memory"}
+CLUSTER = ROOT / "tests/dag/cluster"
+
+
+def exclusive_rules(configs=("config.yaml",)) -> dict[str, set[str]]:
+    """Rules that claim the whole machine locally, and those that ask SLURM for a node of their own."""
+    from adbench.families import inspect_workflow
+
+    def look(wf):
+        res = {r.name: r.resources for r in wf.rules}
+        return {"local": {n for n, r in res.items() if r.get("machine_share") == wf.globals["MACHINE_SHARES"]},
+                "slurm": {n for n, r in res.items() if r.get("slurm_extra") == "--exclusive"}}
+    return inspect_workflow(ROOT, configs, look)
+
+
+# Rules that time code (sized(timing=True), the one list): alone on their node under SLURM.
+TIMING_RULES = exclusive_rules()["slurm"]
 
 
 def workflow_rules() -> dict[str, str]:
@@ -40,11 +53,16 @@ def profile() -> dict:
 
 # --- the profile and provenance, checked everywhere -------------------------------------------
 
-def test_profile_runs_timing_rules_exclusive_and_names_real_rules():
-    extra = {rule: res["slurm_extra"] for rule, res in profile()["set-resources"].items() if "slurm_extra" in res}
-    assert set(extra) <= set(workflow_rules()), set(extra) - set(workflow_rules())  # renamed rules fail here
-    assert TIMING_RULES <= set(extra), TIMING_RULES - set(extra)
-    assert {eval(v) for v in extra.values()} == {"--exclusive"}  # quoted once more for Snakemake's evaluation
+def test_timing_rules_run_alone_locally_and_on_slurm_from_one_list():
+    default = exclusive_rules()
+    # every timing job gets a node of its own; locally it takes every share (so does the short job
+    # the GPT-2 timing job waits for, run alone first: it needs no node of its own)
+    assert default["slurm"] == {"scalar_s9_calibrate", "scalar_s9_run", "lifetimes_l6_calibrate",
+                                "lifetimes_l6_run", "gpt2_memory"}  # G6's checkpoint timing included
+    assert default["slurm"] <= default["local"] and default["local"] - default["slurm"] == {"corpus", "gpt2_model"}
+    assert "set-resources" not in profile()  # the profile restates no list of rules
+    smoke = exclusive_rules(("config.yaml", ".test/config.yaml"))  # control: timing.exclusive false
+    assert smoke == {"local": set(), "slurm": set()}
 
 
 def test_profile_takes_partition_and_account_from_the_environment(monkeypatch):
