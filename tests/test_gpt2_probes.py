@@ -223,3 +223,21 @@ def test_g7_clip_property_rows():
     wrong = _g7_values({**g7, "clip_return": after.norm().item(), "cosine_clipped_unclipped": 0.9}, "random")
     wrong = wrong.set_index("quantity").value                                   # returns the clipped norm, turns
     assert wrong["clip_return_equals_unclipped_total"] == "false" and wrong["clip_direction_unchanged"] == "false"
+
+
+def test_g6_memory_job_on_a_tiny_model(record):
+    from adbench.gpt2.memory import measure_memory
+
+    seq_len, batch = 16, 2
+    out = measure_memory(record, TEXT, seq_len, batch, timing_batch=1, timing_rounds=2, timing_warmup=0, seed=0)
+    saved = out["saved"].set_index(["batch", "checkpoint", "kept"])
+    # every saved storage is counted once among the unique ones, and once per hook call that saved it
+    assert (out["saved"].unique_storage_bytes <= out["saved"].bytes_per_hook_call).all()
+    plain, ckpt = saved.loc[(batch, False, False)], saved.loc[(batch, True, False)]
+    assert ckpt.unique_storage_bytes < plain.unique_storage_bytes  # checkpointing keeps fewer bytes
+    vocab = MODEL["random_config"]["vocab_size"]
+    assert (out["saved"].logprob_bytes == out["saved"].batch * seq_len * vocab * 4).all()  # (B, T, V) fp32
+    assert set(out["values"].quantity) >= {"per_sequence_saved_mb", "batch_saved_gb", "batch_checkpointed_saved_gb",
+                                           "checkpoint_time_overhead_pct"}
+    with pytest.raises(ValueError, match="batch x seq_len"):  # control: a corpus too short is refused
+        measure_memory(record, TEXT[:50], 64, batch, timing_batch=1, timing_rounds=1, timing_warmup=0, seed=0)

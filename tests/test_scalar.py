@@ -232,3 +232,15 @@ def test_s2_derivative_is_the_tapes_and_l5_stale_gradient():
     v = values(measure_l5([2.0, 3.0], 1.0, 2.0))
     assert "modified by an inplace operation" in v["inplace_error"]                # without the hooks: refused
     assert [v["stale_grad_0"], v["stale_grad_1"]] != [v["retain_graph_grad_0"], v["retain_graph_grad_1"]]
+
+
+def test_s4_bug_variants_against_the_analytic_gradient():
+    a, b = 0.5, -1.25
+    out = probes.measure_s4(a, b)
+    t = out["variants"].set_index("variant")
+    x = torch.tensor([a, b], dtype=torch.float64, requires_grad=True)
+    torch.tanh(x[0] * x[1] + x[0]).backward()  # the oracle: torch float64 autograd of tanh(ab + a)
+    assert t.loc["analytic", "dL_da"] == pytest.approx(x.grad[0].item(), rel=1e-15)
+    assert t.loc["correct +=", ["dL_da", "dL_db"]].tolist() == pytest.approx(x.grad.tolist(), rel=1e-12)
+    assert t.loc["BUG = (overwrite)", "dL_da"] != pytest.approx(x.grad[0].item())  # the bug loses a route
+    assert values(out)["exceptions_raised"] == 0  # neither bug raises: they are silent

@@ -158,3 +158,40 @@ def test_every_output_of_every_rule_is_a_default_target():
     # negative control: an output nobody asks for (like an unregistered table) is found
     assert _unrequested({"x": ["results/X1/orphan.csv", "results/X1/{k,\\d+}/a.csv"]}, ["results/X1/7/a.csv"]) \
         == ["x: results/X1/orphan.csv"]
+
+
+def _paths_by_id(wf) -> dict[str, list[tuple[str, object]]]:
+    """Catalog ID -> [(rule, params.measure)] of the rules that write results/<ID>/meta.json."""
+    out: dict[str, list] = {}
+    for r in wf.rules:
+        for o in r.output:
+            m = re.fullmatch(r"results/([A-Z]\d+)/meta\.json", str(o))
+            if m:
+                out.setdefault(m.group(1), []).append((r.name, dict(r.params.items()).get("measure")))
+    return out
+
+
+def _function(ref: str):
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_every_id_has_one_rule_one_function_one_section_and_a_test():
+    from adbench.families import inspect_workflow
+    from adbench.render import TEMPLATES
+
+    by_id = inspect_workflow(ROOT, ("config.yaml",), _paths_by_id)
+    tests = {p.name: p.read_text() for p in (ROOT / "tests").glob("test_*.py")}  # unit tests, not DAG ones
+    for fam in from_workflow(ROOT):
+        section = (TEMPLATES / "sections" / f"{fam.key}.html.j2").read_text()
+        for mid in fam.ids:
+            assert len(by_id.get(mid, [])) == 1, (mid, by_id.get(mid))  # one rule writes the ID's files
+            rule, measure = by_id[mid][0]
+            ref = measure[mid] if isinstance(measure, dict) else measure  # a grouped job names one per ID
+            fn = _function(ref)  # the function the rule runs (AttributeError/ImportError name the defect)
+            assert f'id="{mid}"' in section, (mid, fam.key)  # the template section that shows it
+            tested = [n for n, text in tests.items() if re.search(rf"\b{fn.__name__}\b", text)]
+            assert tested, (mid, ref)  # a unit test calls the function by name
+    # negative control: an ID two rules write is seen twice (and fails the one-rule assertion above)
+    fake = [type("R", (), {"name": n, "output": ["results/X1/meta.json"], "params": {"measure": "m:f"}})() for n in "ab"]
+    assert _paths_by_id(type("W", (), {"rules": fake})()) == {"X1": [("a", "m:f"), ("b", "m:f")]}
