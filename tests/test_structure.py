@@ -195,3 +195,16 @@ def test_every_id_has_one_rule_one_function_one_section_and_a_test():
     # negative control: an ID two rules write is seen twice (and fails the one-rule assertion above)
     fake = [type("R", (), {"name": n, "output": ["results/X1/meta.json"], "params": {"measure": "m:f"}})() for n in "ab"]
     assert _paths_by_id(type("W", (), {"rules": fake})()) == {"X1": [("a", "m:f"), ("b", "m:f")]}
+
+
+def test_snakefiles_follow_the_formatter(tmp_path):
+    import subprocess
+    import sys
+
+    snakefmt = str(Path(sys.executable).parent / "snakefmt")
+    files = ["Snakefile", "workflow/"]
+    res = subprocess.run([snakefmt, "--check", *files], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]  # `make lint` runs the same check
+    bad = tmp_path / "Snakefile"  # control: a rule written off the formatter's style is caught
+    bad.write_text('rule x:\n    output: "a.txt"\n    shell: "touch {output}"\n')
+    assert subprocess.run([snakefmt, "--check", str(bad)], capture_output=True).returncode != 0
