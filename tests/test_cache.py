@@ -64,3 +64,13 @@ def test_restore_deletes_a_changed_file_and_says_which_job_reruns(written, tmp_p
 def test_restore_leaves_untouched_files_alone(written, tmp_path, capsys):
     assert main([]) == 0
     assert capsys.readouterr().out == "" and all((tmp_path / p).exists() for p in written)
+
+
+def test_restore_leaves_files_outside_the_targets_alone(written, tmp_path, capsys):
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "archive/base.manifest.json").write_text("{}\n")
+    write_manifest("archive", {}, ["archive/base.manifest.json"])
+    (tmp_path / "archive/base.manifest.json").write_text("{} \n")
+    assert check(["archive/base.manifest.json"]) == [("archive/base.manifest.json", CHANGED)]  # seen as changed
+    assert main([]) == 0  # but no rule all target: deleting it would not bring it back
+    assert capsys.readouterr().out == "" and (tmp_path / "archive/base.manifest.json").exists()
