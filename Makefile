@@ -36,8 +36,11 @@ SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
 # After a kill: adbench.recover unlocks the directory when no live Snakemake holds it (one
 # line says so), and --rerun-incomplete reruns the jobs the kill interrupted. While a live
 # Snakemake holds it, adbench.recover fails with that run's PID, so no second Snakemake starts.
+# Then adbench.cache deletes each cached file that changed after its job wrote it (one line each),
+# so Snakemake re-runs that job: every registered output is a target.
 report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
+	$(BIN)/python -m adbench.cache
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
 	@echo "Report written to $(CURDIR)/report/report.html"
 

@@ -10,6 +10,12 @@ import pytest
 from adbench.jobs import call_arguments, grouped, output_name, read_input, resolve, run_job, split_name
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """run_job writes its record under results/.manifests of the working directory: keep it out of the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def measure_run(calibration: pd.DataFrame, process: int, rounds: int, tokenizer_path: str = "") -> dict:
     return {}
 
@@ -81,3 +87,18 @@ def test_a_single_id_job_may_return_its_tables_flat(tmp_path):
     run_job(smk, lambda x: {"values": pd.DataFrame({"v": [x]})})
     assert pd.read_csv(tmp_path / "S1/values.csv").v.tolist() == [4]
     assert json.loads((tmp_path / "S1/meta.json").read_text())["measurement_id"] == "S1"
+
+
+def test_a_job_records_the_sha256_of_every_output_it_wrote(tmp_path):
+    from adbench.cache import MANIFESTS, sha256_file
+
+    outputs = _Outputs({output_name("S1", "values"): "results/S1/values.csv",
+                        output_name("S1", "meta"): "results/S1/meta.json", "fig": "results/S1/fig.svg"})
+    smk = type("Smk", (), dict(params={"args": {"x": 4}, "prov": {"seed": 0}}, output=outputs, log=[], rule="r",
+                               wildcards={"variant": "a"}, threads=1))()
+    run_job(smk, lambda x: {"values": pd.DataFrame({"v": [x]}), "fig": b"<svg/>"})
+    record = json.loads((tmp_path / MANIFESTS / "r_a.json").read_text())
+    assert record["rule"] == "r" and record["wildcards"] == {"variant": "a"}
+    # every declared output, meta.json and the figure included, with the hash of the bytes on disk
+    assert record["outputs_sha256"] == {p: sha256_file(p) for p in outputs.values()}
+    assert record["outputs_sha256"]["results/S1/fig.svg"] != record["outputs_sha256"]["results/S1/values.csv"]

@@ -117,3 +117,14 @@ def test_sections_print_this_runs_settings():
     html = _render(cmp=_cmp(["G1"]), model=RANDOM, config=config, families=[gpt2])
     assert "the documents printed layers 1 and 4" in html and "distance of 0.02" in html
     assert "layers 0, 5 and 11" not in html   # negative control: not the shipped default
+
+
+def test_the_top_banner_names_files_not_what_their_job_wrote():
+    clean = _render()
+    assert 'id="integrity"' not in clean and "carry no record" not in clean  # negative control
+    html = _render(extra={"integrity": [{"path": "results/S2/values.csv", "problem": "changed after its job wrote it"},
+                                        {"path": "results/S3/values.csv", "problem": "no record"}]})
+    banner = html.split('id="integrity"', 1)[1].split("</div>", 1)[0]
+    assert "<code>results/S2/values.csv</code> changed after its job wrote it" in banner
+    assert "S3" not in banner and "1 file(s) carry no record" in html  # unrecorded: the warning banner only
+    assert html.index('id="integrity"') < html.index("MISMATCH or MISSING")  # at the top

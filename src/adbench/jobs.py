@@ -19,6 +19,9 @@ Every measurement rule runs scripts/measure.py, which calls `run_rule(snakemake)
   {ID: {table: value}}, or {table: value} when it measures one ID. Other outputs (figures, the
   files of a chain) keep a plain name that is the returned key. DataFrames become CSVs, `bytes`
   binary files, dicts JSON; every write is atomic.
+- after the last write, the job's record: results/.manifests/<rule>[_<wildcard values>].json lists
+  the sha256 of EVERY declared output (meta.json and figures included, whoever wrote them), so the
+  report and `make report` can tell a cached file that changed after its job wrote it (adbench.cache).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from . import io
+from .cache import MANIFESTS, sha256_file
 from .provenance import meta_record
 
 log = logging.getLogger("adbench")
@@ -175,6 +179,23 @@ def call_arguments(fn: Callable, inputs: Mapping[str, Any], wildcards: Mapping[s
     return out
 
 
+def manifest_path(rule: str, wildcards: Mapping[str, str], manifests: str = MANIFESTS) -> Path:
+    """The record of one job: one file per rule and wildcard values, like its log (logs/<job>.log)."""
+    name = "_".join([rule, *(str(v).replace("/", "-") for v in wildcards.values())])
+    return Path(manifests) / f"{name}.json"
+
+
+def write_manifest(rule: str, wildcards: Mapping[str, str], outputs: list[str], manifests: str = MANIFESTS) -> Path:
+    """Record the sha256 of every declared output as written. Written last, so a job killed before it
+    keeps its previous record, whose hashes then no longer match (adbench.cache). One file per job
+    rather than a key in meta.json: it also covers the jobs without a meta.json (plots, report) and
+    meta.json itself, which cannot hold its own hash."""
+    path = manifest_path(rule, wildcards, manifests)
+    io.write_json({"rule": rule, "wildcards": dict(wildcards), "written_ns": time.time_ns(),
+                   "outputs_sha256": {str(p): sha256_file(p) for p in outputs}}, path)
+    return path
+
+
 def run_rule(smk: Any) -> dict[str, Any]:
     """scripts/measure.py: run the function `params.measure` names on this job's inputs and write its outputs."""
     params = dict(smk.params.items())
@@ -220,6 +241,9 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
                 rule=smk.rule, wildcards=dict(smk.wildcards.items()), args=args.get(mid, args) if mid else args,
                 seed=seed, device=prov.get("device", "cpu"), threads=threads, wall_s=own_wall, extra=extra),
                 getattr(smk.output, name))
+        # snakemake.output is a list of every output path, the named ones also by name
+        paths = list(smk.output) if isinstance(smk.output, list) else list(smk.output.values())
+        write_manifest(smk.rule, dict(smk.wildcards.items()), paths)
         log.info("done in %.3f s", wall)
         return results
     except BaseException:

@@ -5,6 +5,8 @@
 rule report_compare:
     input:
         values=report_values,
+        # every registered output, checked against what its job recorded before any verdict (adbench.cache)
+        files=report_inputs,
         documented=str(ROOT / "src/adbench/data/documented.csv"),
     output:
         comparison=report("results/comparison.csv", caption="../captions/comparison.rst", category="Comparison"),

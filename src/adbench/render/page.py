@@ -12,6 +12,7 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
+from .. import cache
 from ..history.changes import moved_rules_text
 from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
@@ -205,6 +206,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
+        "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)
@@ -217,7 +219,9 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
     (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
     from . import TEMPLATES
 
-    extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced}
+    # before rendering: every registered file against its job's record (adbench.cache), for the banner
+    integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
+    extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
                   families=from_dicts(families), config=settings, model=model[0] if model else None)
     return {"html": html.encode("utf-8")}
