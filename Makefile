@@ -57,8 +57,9 @@ $(TEST_STAMP): $(STAMP) envs/lock.txt
 # environment's pip section is written from the runtime lock. Linux x86_64, CPython 3.11: the
 # platform torch's pinned CPU build exists for (README, "Torch builds").
 LOCK_ARGS ?=
+LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 COMPILE = $(BIN)/python envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --python-version 3.11 \
-  --python-platform x86_64-unknown-linux-gnu --custom-compile-command "make lock" $(LOCK_ARGS)
+  --python-platform $(LOCK_PLATFORM) --custom-compile-command "make lock" $(LOCK_ARGS)
 lock: $(STAMP)
 	@test -x $(UV) || { echo "make lock needs uv, which set-up could not bootstrap (envs/uv.txt)" >&2; exit 1; }
 	$(COMPILE) pyproject.toml --extra test -o envs/lock.txt

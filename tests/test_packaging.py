@@ -267,3 +267,26 @@ def test_ci_runs_the_readme_test_command():
     lines = [line.strip() for line in _read(".ci/run").splitlines()
              if line.strip() and not line.startswith("#")]
     assert lines[-1] == "make test"
+
+
+def _pip_editable_from_conda_dir(tmp_path, spec):
+    import shutil
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "src", project / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, project / name)
+    where = project / ".snakemake" / "conda"
+    where.mkdir(parents=True)
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps",
+                           "--no-build-isolation", "--no-index", "-e", spec],
+                          cwd=where, capture_output=True, text=True, timeout=300)
+
+
+def test_the_conda_env_names_the_project_as_seen_from_snakemakes_copy(tmp_path):
+    spec = _conda_pip(_read("envs/adbench.yaml"))[-1].removeprefix("-e ").strip()
+    assert _pip_editable_from_conda_dir(tmp_path, spec).returncode == 0
+
+
+def test_negative_control_the_old_path_misses_the_project_from_there(tmp_path):
+    res = _pip_editable_from_conda_dir(tmp_path, "..")   # the path the env file had: .snakemake/, no project
+    assert res.returncode != 0 and "does not appear to be a Python project" in res.stderr, res.stderr[-2000:]
