@@ -210,9 +210,13 @@ def test_test_tools_are_an_extra_not_runtime_dependencies():
 
 def test_no_machine_configuration_in_committed_files():
     # The sources uv uses come from pip's configuration at run time (envs/uvrun.py), never from the files.
-    for path in ("envs/lock.txt", "envs/requirements.txt", "envs/uv.txt", "envs/adbench.yaml", "Makefile"):
+    source = r"file:|--(extra-)?index-url|--find-links|--no-index"
+    for path in ("envs/lock.txt", "envs/requirements.txt", "envs/uv.txt", "envs/adbench.yaml"):
         text = _read(path)
-        assert not re.search(r"file://|--(extra-)?index-url|--find-links|/opt/|/tmp/", text), path
+        assert not re.search(source + r"|(^|\s)/\w", text, re.M), path   # no source, no absolute path
+    assert not re.search(source, _read("Makefile"))
+    # negative control: what `uv pip compile --emit-find-links` would have written is caught
+    assert re.search(source + r"|(^|\s)/\w", "--find-links /somewhere\n", re.M)
 
 
 uvrun = runpy.run_path(str(ROOT / "envs" / "uvrun.py"))

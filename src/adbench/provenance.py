@@ -43,7 +43,8 @@ def versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
 
 
 def lock_sha256(path: Path = LOCK) -> str:
-    """sha256 of the lock file the environment was installed from ("not found" outside a checkout)."""
+    """sha256 of the project's lock, envs/lock.txt ("not found" outside a checkout). Set-up installs
+    exactly it; `packages` in the same meta.json shows what the job's environment really held."""
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
@@ -156,7 +157,7 @@ def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str
         "wildcards": wildcards,
         "versions": versions(),
         "lock_sha256": lock_sha256(),
-        "packages": installed_packages(),
+        "packages": dict(installed_packages()),  # a copy: the cached one is shared
         "device": device,
         "torch_threads": threads,
         "seed": seed,
