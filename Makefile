@@ -1,6 +1,7 @@
-# Two entry points: `make report` and `make test`. Both create .venv when missing and
-# install the pinned dependencies (pyproject.toml) first; `make test` adds the `test` extra
-# (pytest, playwright). Re-installing only happens when the pins change.
+# Two entry points: `make report` and `make test`. Both create .venv when missing and install
+# exactly a hashed lock: `make report` envs/requirements.txt (the runtime part of the lock), `make
+# test` envs/lock.txt (runtime + the `test` extra). `make lock` regenerates both from pyproject.toml.
+# Re-installing only happens when a lock changes.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,9 +11,32 @@ CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
-.PHONY: report test setup lint clean browser matrix slurm
+.PHONY: report test setup lint clean browser matrix slurm lock
 
 setup: $(STAMP)
+
+# uv installs the lock when it can be bootstrapped (pinned, hash-checked: envs/uv.txt), else pip
+# does; either way only the lock's files, checked against its hashes, with no resolution. uv goes
+# into its own folder (not the venv's site-packages), so the venv holds the lock and adbench only.
+# envs/uvrun.py hands uv the package sources pip is configured with (`pip config list`).
+UV_HOME := $(VENV)/.uv
+UV := $(UV_HOME)/bin/uv
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# $(call install,LOCK): the lock's exact files, then the project itself (editable, no dependencies,
+# built with the lock's setuptools rather than one fetched for an isolated build).
+define install
+	@if test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target $(UV_HOME) -r envs/uv.txt \
+	    >/dev/null 2>&1 && test -x $(UV); then \
+	  echo "set-up: $$($(UV) --version) installs $(1)"; \
+	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --python $(BIN)/python --require-hashes $(1) && \
+	  $(BIN)/python envs/uvrun.py $(UV) pip install --quiet --python $(BIN)/python --no-deps \
+	    --no-build-isolation -e .; \
+	else \
+	  echo "set-up: pip installs $(1) (uv could not be bootstrapped)"; \
+	  $(PIP_INSTALL) --require-hashes --no-deps -r $(1) && \
+	  $(PIP_INSTALL) --no-deps --no-build-isolation -e .; \
+	fi
+endef
 
 # The interpreter is checked first, against pyproject.toml's requires-python: pip would refuse it
 # only at `pip install -e .`, after the whole dependency install.
@@ -20,13 +44,29 @@ $(STAMP): pyproject.toml envs/requirements.txt
 	@if test -x $(BIN)/python; then $(BIN)/python scripts/check_python.py --venv $(VENV); \
 	 else $(PYTHON) scripts/check_python.py; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(call install,envs/requirements.txt)
 	@touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP) envs/requirements-test.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r envs/requirements-test.txt
+$(TEST_STAMP): $(STAMP) envs/lock.txt
+	$(call install,envs/lock.txt)
 	@touch $(TEST_STAMP)
+
+# Regenerates the locks from pyproject.toml (keeping the versions already locked unless a pin moved;
+# LOCK_ARGS=--upgrade takes the newest allowed). One resolution, envs/lock.txt (runtime + test);
+# envs/requirements.txt is the runtime part of that same resolution (constrained by it); the conda
+# environment's pip section is written from the runtime lock. Linux x86_64, CPython 3.11: the
+# platform torch's pinned CPU build exists for (README, "Torch builds").
+LOCK_ARGS ?=
+LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
+COMPILE = $(BIN)/python envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --python-version 3.11 \
+  --python-platform $(LOCK_PLATFORM) --custom-compile-command "make lock" $(LOCK_ARGS)
+lock: $(STAMP)
+	@test -x $(UV) || { echo "make lock needs uv, which set-up could not bootstrap (envs/uv.txt)" >&2; exit 1; }
+	$(COMPILE) pyproject.toml --extra test -o envs/lock.txt
+	$(COMPILE) pyproject.toml -c envs/lock.txt -o envs/requirements.txt
+	$(BIN)/python envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --universal \
+	  --custom-compile-command "make lock" envs/uv.in -o envs/uv.txt
+	$(BIN)/python envs/conda_env.py envs/requirements.txt envs/adbench.yaml
 
 # Extra Snakemake arguments, e.g. SMK_ARGS='--configfile config.yaml .test/config.yaml'.
 SMK_ARGS ?=

@@ -51,3 +51,9 @@ rule all:
         "results/summary.csv",
         "results/changes.csv",
         report_inputs,
+
+
+# A plain `snakemake` run (profiles/default) ends, like `make report`, with where the report is.
+onsuccess:
+    if Path("report/report.html").exists():
+        print(f"Report written to {Path('report/report.html').resolve()}")

@@ -9,8 +9,10 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import sys
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,6 +20,8 @@ PACKAGES = ("python", "torch", "transformers", "numpy", "pandas", "snakemake")
 # Test hook: JSON object of {package: version} that replaces installed versions. It lets
 # the test suite prove that a version bump re-runs exactly the affected jobs.
 VERSION_OVERRIDE_ENV = "ADBENCH_VERSION_OVERRIDE"
+# The one hashed lock (runtime + test) that set-up installs from; `make lock` writes it.
+LOCK = Path(__file__).resolve().parents[2] / "envs" / "lock.txt"
 
 
 def installed_version(package: str) -> str:
@@ -36,6 +40,26 @@ def installed_version(package: str) -> str:
 def versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
     """Map of package -> installed version, for rule params and meta.json."""
     return {p: installed_version(p) for p in packages}
+
+
+def lock_sha256(path: Path = LOCK) -> str:
+    """sha256 of the project's lock, envs/lock.txt ("not found" outside a checkout). Set-up installs
+    exactly it; `packages` in the same meta.json shows what the job's environment really held."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "not found"
+
+
+@lru_cache(maxsize=1)
+def installed_packages() -> dict[str, str]:
+    """Every distribution importable here, name -> version: the whole stack, not only PACKAGES."""
+    found: dict[str, str] = {}
+    for dist in md.distributions():  # first on sys.path wins, as for an import
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)  # PEP 503 name
+    return dict(sorted(found.items()))
 
 
 def _module_file(name: str) -> Path | None:
@@ -132,6 +156,8 @@ def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str
         "rule": rule,
         "wildcards": wildcards,
         "versions": versions(),
+        "lock_sha256": lock_sha256(),
+        "packages": dict(installed_packages()),  # a copy: the cached one is shared
         "device": device,
         "torch_threads": threads,
         "seed": seed,
