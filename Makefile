@@ -82,7 +82,6 @@ report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
 	$(BIN)/python -m adbench.cache
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
-	@echo "Report written to $(CURDIR)/report/report.html"
 
 # Version matrix (config `matrix`): one environment per entry, the pipeline run in each, every run
 # archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after
