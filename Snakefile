@@ -49,5 +49,7 @@ rule all:
         "report/report.html",
         "results/comparison.csv",
         "results/summary.csv",
+        "results/claims.csv",
+        "results/claims_summary.csv",
         "results/changes.csv",
         report_inputs,

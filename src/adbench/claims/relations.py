@@ -106,7 +106,7 @@ def tape_equals_torch64(t: Tables) -> Result:
     d = t["S1/gradients"]
     tape, torch = row(d, "method", "tape"), row(d, "method", "torch float64")
     ok = close(tape.dL_da, torch.dL_da) and close(tape.dL_db, torch.dL_db)
-    return verdict(ok, f"dL/da tape {tape.dL_da!r} vs torch64 {torch.dL_da!r}; dL/db {tape.dL_db!r} vs {torch.dL_db!r}")
+    return verdict(ok, f"dL/da tape {float(tape.dL_da)!r} vs torch64 {float(torch.dL_da)!r}; dL/db {float(tape.dL_db)!r} vs {float(torch.dL_db)!r}")
 
 
 @relation("S1/gradients")
@@ -809,7 +809,7 @@ def checkpoint_costs_time(t: Tables) -> Result:
 @relation("G7/clipping")
 def clip_returns_unclipped_total(t: Tables) -> Result:
     r = t["G7/clipping"].iloc[0]
-    return verdict(r.clip_return == r.total_norm_fp32, f"clip_grad_norm_ returned {r.clip_return!r}; fp32 total {r.total_norm_fp32!r}")
+    return verdict(r.clip_return == r.total_norm_fp32, f"clip_grad_norm_ returned {float(r.clip_return)!r}; fp32 total {float(r.total_norm_fp32)!r}")
 
 
 @relation("G7/clipping")
