@@ -72,6 +72,7 @@ def good_tables() -> dict[str, DF]:
                                     "retain_graph_first_grad_0": 1.0, "retain_graph_first_grad_1": 2.0})
     t["L6/accounting"] = DF({"mode": ["plain", "checkpoint_sequential"], "hook_bytes": [100, 40], "hook_mib": [1.0, 0.4],
                              "unique_storage_mib": [0.9, 0.3], "block_calls_forward": [4, 4], "block_calls_total": [4, 6]})
+    t["L6/timing/per_process"] = DF({"process": [1, 1, 2], "ratio": [0.9, 1.5, 1.6], "reported": [False, True, True]})
     t["L6/checks"] = DF({"mode": ["checkpoint_sequential"], "loss_abs_diff": [0.0], "max_grad_abs_diff": [0.0]})
     t["L7/sweep"] = DF({"seq_len": [2, 4], "batch": [1, 1], "residual_state_bytes": [20, 40], "scores_per_layer_bytes": [12, 48]})
     t["O1/gradcheck"] = DF({"param": ["a", "b"], "tape": [0.5, -2.0], "abs_diff": [1e-12, 1e-11]})
@@ -197,6 +198,7 @@ VIOLATIONS = {
     "checkpoint_saves_fewer_bytes": _set("L6/accounting", "hook_bytes", ("mode", "checkpoint_sequential"), 200),
     "checkpoint_recomputes_not_twice": _set("L6/accounting", "block_calls_total", ("mode", "checkpoint_sequential"), 8),
     "checkpoint_identical": _set("L6/checks", "max_grad_abs_diff", None, 1e-7),
+    "checkpoint_slower_than_plain": _set("L6/timing/per_process", "ratio", ("process", 2), 0.95),
     "scores_grow_quadratically": _set("L7/sweep", "scores_per_layer_bytes", ("seq_len", 4), 24),
     "xor_gradcheck_agrees": _set("O1/gradcheck", "abs_diff", ("param", "b"), 1e-3),
     "xor_seed0_stalls": _set("O1/seeds", "gd_stuck", ("seed", 0), False),

@@ -28,6 +28,7 @@ NEEDS: dict[str, tuple[str, ...]] = {}
 
 EPS64 = float(np.finfo(np.float64).eps)
 EPS32 = float(np.finfo(np.float32).eps)
+EPS16 = float(np.finfo(np.float16).eps)
 # A handful of float64 operations stand between two computations of the same exact quantity; 64 ulps
 # leaves room for that and is still 10^-14 relative, far below any effect a claim is about.
 ROUNDING64 = 64 * EPS64
@@ -231,7 +232,7 @@ def tape_hundreds_slower(t: Tables) -> Result:
     d = d[d["reported"].map(truthy)]
     ratios = d["ratio"].astype(float)
     ok = len(ratios) > 0 and bool(((ratios >= 1e2) & (ratios < 1e3)).all())  # "hundreds of times"
-    return verdict(ok, f"torch/tape per-process ratios {', '.join(g(r) for r in ratios)}")
+    return verdict(ok, f"tape/torch per-process ratios {', '.join(g(r) for r in ratios)}")
 
 
 @relation("S10/values")
@@ -419,6 +420,14 @@ def checkpoint_identical(t: Tables) -> Result:
     d = t["L6/checks"]
     worst = float(d[["loss_abs_diff", "max_grad_abs_diff"]].abs().to_numpy().max())
     return verdict(len(d) > 0 and worst == 0, f"largest loss / gradient difference over {len(d)} modes: {worst:g}")
+
+
+@relation("L6/timing/per_process")
+def checkpoint_slower_than_plain(t: Tables) -> Result:
+    d = t["L6/timing/per_process"]
+    ratios = d[d["reported"].map(truthy)]["ratio"].astype(float)
+    return verdict(len(ratios) > 0 and bool((ratios > 1).all()),
+                   f"checkpointed / plain median time per process: {', '.join(g(r) for r in ratios)}")
 
 
 @relation("L7/sweep")
@@ -661,7 +670,7 @@ def dynamic_scale_halves_until_finite(t: Tables) -> Result:
     per = a.groupby("attempt").agg(scale=("scale", "first"), finite=("finite", lambda x: x.map(truthy).all()))
     halves = all(close(per.scale.iloc[i + 1], per.scale.iloc[i] / 2) for i in range(len(per) - 1))
     ok = halves and per.finite.iloc[-1] and not per.finite.iloc[:-1].any() and all(
-        close(r.unscaled, r.grad, 1e-3) for r in s.itertuples())  # fp16 keeps ~3 decimal digits
+        close(r.unscaled, r.grad, EPS16) for r in s.itertuples())  # within one fp16 rounding
     return verdict(bool(ok), f"scales {per.scale.tolist()}, finite {per.finite.tolist()}; unscaled "
                              + ", ".join(f"{r.grad:g} -> {g(r.unscaled)}" for r in s.itertuples()))
 
