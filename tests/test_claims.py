@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from adbench.claims import judge, table
-from adbench.claims.relations import FAILS, HOLDS, NOT_JUDGED, RELATIONS
+import inspect
+
+from adbench.claims.relations import FAILS, HOLDS, NOT_JUDGED, RELATIONS, VOLATILE
 from adbench.families import Family
 from adbench.render import TEMPLATES
 from adbench.render.page import render
@@ -64,7 +66,7 @@ def test_load_reads_text_and_validates(tmp_path):
 # ---- the judge, end to end on a synthetic result set --------------------------------------------
 SYNTHETIC = _table([
     {"claim": "S3.routes-add"},
-    {"claim": "S5.central-beats-forward", "id": "S5", "relation": "central_beats_forward"},
+    {"claim": "S5.central-beats-forward", "id": "S5", "relation": "central_beats_forward", "note": "why it fails here"},
     {"claim": "G3.value-largest", "id": "G3", "relation": "value_slice_largest", "scope": "pretrained",
      "note": "trained weights"},
     {"claim": "O1.seed0-stalls", "id": "O1", "relation": "xor_seed0_stalls", "scope": "setup", "note": "their seed draw"},
@@ -91,6 +93,7 @@ def test_the_judge_gives_all_three_verdicts_with_reasons():
     assert "reduced sizes" in out.reason["C1.detached-ends-worse"]
     assert "not measured" in out.reason["L7.scores-quadratic"]
     assert "best central error" in out.reason["S5.central-beats-forward"]
+    assert out.reason["S5.central-beats-forward"].endswith("why it fails here")  # a failing claim says why
 
 
 def test_full_sizes_and_pretrained_weights_judge_what_reduced_random_runs_do_not():
@@ -147,3 +150,11 @@ def test_the_report_renders_without_claims():
     html = render(str(TEMPLATES), _cmp(["S1"]), {"tables": {}, "figures": {}, "metas": [], "paths": []},
                   families=[Family("scalar", "Scalar", ("S1",), 1)])
     assert "No claims were judged" in html
+
+
+def test_relations_that_read_timings_are_declared_volatile():
+    """Their claims.csv rows are left out of the determinism comparison; a timing relation not
+    declared volatile would make tests/dag/test_determinism.py fail, a stable one declared volatile
+    would hide a real change."""
+    reads_time = {n for n, fn in RELATIONS.items() if any(k in inspect.getsource(fn) for k in ("_volatile", "per_process"))}
+    assert reads_time == VOLATILE

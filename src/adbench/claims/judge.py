@@ -38,6 +38,8 @@ def judge_one(claim: pd.Series, tables: dict[str, pd.DataFrame], reduced: bool, 
         return NOT_JUDGED, f"depends on the documents' setup: {claim.note}{would}"
     if reduced and claim["size"] == "dependent":  # claim.size is the Series length
         return NOT_JUDGED, f"measured at reduced sizes and the claim depends on size{would}"
+    if outcome == FAILS and claim.note.strip():
+        return outcome, f"{reason}. {claim.note}"  # a claim that fails here is a finding: say why
     return outcome, reason
 
 
