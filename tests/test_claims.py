@@ -12,6 +12,7 @@ import inspect
 
 from adbench.claims.relations import FAILS, HOLDS, NOT_JUDGED, RELATIONS, VOLATILE
 from adbench.families import Family
+from adbench.jobs import call_arguments
 from adbench.render import TEMPLATES
 from adbench.render.page import render
 from claims_synthetic import VIOLATIONS, good_tables
@@ -158,3 +159,12 @@ def test_relations_that_read_timings_are_declared_volatile():
     would hide a real change."""
     reads_time = {n for n, fn in RELATIONS.items() if any(k in inspect.getsource(fn) for k in ("_volatile", "per_process"))}
     assert reads_time == VOLATILE
+
+
+def test_the_rule_reaches_the_claims_table_not_the_claims_output():
+    """The rule's input and output names reach measure_claims' parameters (jobs.call_arguments): an
+    input named `claims` would hand it the output path results/claims.csv as the table."""
+    inputs = {"files": ["results/S3/routes.csv"], "table": "src/adbench/data/claims.csv", "model": []}
+    outputs = {"claims": "results/claims.csv", "claims_summary": "results/claims_summary.csv"}
+    args = call_arguments(judge.measure_claims, inputs, {}, outputs, {"reduced": True, "families": []}, reader=str)
+    assert args["table_path"] == "src/adbench/data/claims.csv" and args["files_path"] == inputs["files"]

@@ -33,7 +33,8 @@ rule report_compare:
 rule report_claims:
     input:
         files=report_inputs,
-        claims=str(ROOT / "src/adbench/data/claims.csv"),
+        # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
+        table=str(ROOT / "src/adbench/data/claims.csv"),
         # which GPT-2 ran: pretrained-scope claims are judged only on the real weights
         model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
     output:

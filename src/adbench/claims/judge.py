@@ -63,10 +63,10 @@ def counts(judged: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["family", HOLDS, FAILS, NOT_JUDGED, "claims"])
 
 
-def measure_claims(files_path: list[str], claims_path: str, model: list[dict], families: list[dict],
+def measure_claims(files_path: list[str], table_path: str, model: list[dict], families: list[dict],
                    reduced: bool = False) -> dict:
-    """rule report_claims: judge the claims table against every registered output (`files_path`);
+    """rule report_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
     `model`: [results/gpt2/model.json] when the run has a GPT-2 family (which weights ran)."""
-    judged = judge(table.load(claims_path), tables_from(files_path), reduced=reduced,
+    judged = judge(table.load(table_path), tables_from(files_path), reduced=reduced,
                    model_source=model[0].get("model_source") if model else None)
     return {"claims": judged, "claims_summary": counts(judged, from_dicts(families))}
