@@ -49,6 +49,8 @@ rule all:
         "report/report.html",
         "results/comparison.csv",
         "results/summary.csv",
+        "results/claims.csv",
+        "results/claims_summary.csv",
         "results/changes.csv",
         report_inputs,
 

@@ -38,6 +38,15 @@ VOLATILE_ROWS = {("G6/values.csv", "G6", "checkpoint_time_overhead_pct"),
 TIMED_VALUES = ["S9/values.csv", "L6/timing/values.csv"]
 
 
+def timed_claims() -> set[str]:
+    """Claims whose test reads timings (relations registered volatile): their claims.csv rows quote them."""
+    from adbench.claims import table
+    from adbench.claims.relations import VOLATILE
+
+    claims = table.load()
+    return set(claims.claim[claims.relation.isin(VOLATILE)])
+
+
 def matches(rel: str, patterns) -> list[str]:
     """The patterns (file globs relative to results/) that `rel` matches."""
     return [p for p in patterns if fnmatch.fnmatchcase(rel, p)]
@@ -60,6 +69,9 @@ def stable_view(rel: str, text: str, timed: set[tuple[str, str]]) -> tuple[list[
     if skip:
         ix, iq = header.index("id"), header.index("quantity")
         body = [r for r in body if (r[ix], r[iq]) not in skip]
+    if rel == "claims.csv":
+        ic, volatile = header.index("claim"), timed_claims()
+        body = [r for r in body if r[ic] not in volatile]
     return [header[i] for i in keep], [[r[i] for i in keep] for r in body]
 
 

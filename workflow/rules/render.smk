@@ -8,6 +8,8 @@ rule render_report:
         sorted(str(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),  # the templates
         comparison="results/comparison.csv",
         changes="results/changes.csv",
+        claims="results/claims.csv",
+        claims_summary="results/claims_summary.csv",
         files=report_inputs,
         # which GPT-2 ran (the banner reads it); none when no rules file declares the GPT-2 family
         model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],

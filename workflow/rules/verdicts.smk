@@ -28,3 +28,33 @@ rule report_compare:
         ),
     script:
         SCRIPT("measure")
+
+
+# Claims: the documents' conclusions (src/adbench/data/claims.csv), each tested by a registered relation
+# over the family outputs; per-family counts go to a file of their own so summary.csv stays as it was.
+rule report_claims:
+    input:
+        files=report_inputs,
+        # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
+        table=str(ROOT / "src/adbench/data/claims.csv"),
+        # which GPT-2 ran: pretrained-scope claims are judged only on the real weights
+        model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
+    output:
+        claims="results/claims.csv",
+        claims_summary="results/claims_summary.csv",
+    log:
+        LOG("report_claims"),
+    benchmark:
+        BENCH("report_claims")
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        **job(
+            "adbench.claims.judge:measure_claims",
+            packages=(),
+            args=dict(reduced=config["reduced_sizes"], families=family_params()),
+        ),
+    script:
+        SCRIPT("measure")

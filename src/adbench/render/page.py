@@ -167,6 +167,17 @@ def environment(metas: list[dict]) -> dict:
             "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc")}
 
 
+def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None) -> dict:
+    """What the templates read about the claims: every row, rows by ID, and the per-family counts
+    (results/claims_summary.csv). Empty, not undefined, when the run has no claims (StrictUndefined)."""
+    rows = [] if claims is None else claims.fillna("").to_dict("records")
+    by_id: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_id[r["id"]].append(r)
+    counts = [] if summary is None else summary.to_dict("records")
+    return {"rows": rows, "by_id": dict(by_id), "counts": counts}
+
+
 def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Environment:
     """The jinja2 environment of every page (report and history share macros.html.j2, so its filters)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
@@ -182,11 +193,13 @@ def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Env
 
 
 def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
-           families: list[Family] = (), config: dict | None = None, model: dict | None = None) -> str:
+           families: list[Family] = (), config: dict | None = None, model: dict | None = None,
+           claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None) -> str:
     """Render report.html.j2 from `template_dir` into an HTML string; one section per family.
 
     `config`: the run's configuration, which the templates read instead of restating it (`setting`);
-    `model`: results/gpt2/model.json, which GPT-2 ran (None without a GPT-2 family: no banner)."""
+    `model`: results/gpt2/model.json, which GPT-2 ran (None without a GPT-2 family: no banner);
+    `claims`, `claims_summary`: results/claims.csv and its counts (None: the Conclusions section says so)."""
     config = config or {}
     env = environment_for(template_dir, config)
     by_id: dict[str, list[dict]] = defaultdict(list)
@@ -207,6 +220,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
+        "claims": claims_context(claims, claims_summary),
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)
@@ -214,6 +228,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
 
 def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
                    reduced: bool, rules: list[str], families: list[dict], settings: dict,
+                   claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
                    template_dir: str | None = None) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
@@ -223,5 +238,6 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
     integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
     extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
-                  families=from_dicts(families), config=settings, model=model[0] if model else None)
+                  families=from_dicts(families), config=settings, model=model[0] if model else None,
+                  claims=claims, claims_summary=claims_summary)
     return {"html": html.encode("utf-8")}

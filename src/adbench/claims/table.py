@@ -1,0 +1,64 @@
+"""The claims table: one row per conclusion of the documents, as data, checked at load."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from .relations import RELATIONS
+
+COLUMNS = ["claim", "id", "doc", "section", "conclusion", "relation", "tolerance", "scope", "size", "note"]
+# any: must hold on whatever ran; pretrained: needs the real GPT-2 weights; setup: needs something the
+# documents pinned that this run cannot reproduce (their corpus, their seed draw)
+SCOPES = ("any", "pretrained", "setup")
+# independent: the claim says nothing about sizes, so it is judged at reduced smoke sizes too
+SIZES = ("independent", "dependent")
+DOCS = ("000", "004")
+CLAIM_ID = re.compile(r"^[A-Z]\d+\.[a-z0-9][a-z0-9-]*$")
+
+
+def default_path() -> Path:
+    return Path(str(resources.files("adbench") / "data" / "claims.csv"))
+
+
+def _row_errors(r: pd.Series) -> list[str]:
+    errors = []
+    if not CLAIM_ID.match(r.claim):
+        errors.append("claim id must read <ID>.<kebab-name>")
+    elif r.claim.split(".")[0] != r.id:
+        errors.append(f"claim id does not start with its measurement id {r.id!r}")
+    if r.relation not in RELATIONS:
+        errors.append(f"unknown relation {r.relation!r}")
+    if r.scope not in SCOPES:
+        errors.append(f"bad scope {r.scope!r} (expected one of {SCOPES})")
+    if r["size"] not in SIZES:  # r.size is the Series length
+        errors.append(f"bad size {r['size']!r} (expected one of {SIZES})")
+    if r.doc not in DOCS:
+        errors.append(f"bad doc {r.doc!r} (expected one of {DOCS})")
+    if not r.conclusion.strip():
+        errors.append("empty conclusion")
+    if not r.tolerance.strip():
+        errors.append("empty tolerance (say 'exact' or the rounding scale, and why)")
+    if r.scope != "any" and not r.note.strip():
+        errors.append(f"a {r.scope} claim must say in note what it depends on")
+    return errors
+
+
+def validate(df: pd.DataFrame) -> None:
+    """Raise ValueError naming every malformed row and what is wrong with it."""
+    if list(df.columns) != COLUMNS:
+        raise ValueError(f"claims table columns {list(df.columns)} != {COLUMNS}")
+    problems = [f"{r.claim or '<no id>'}: {e}" for _, r in df.iterrows() for e in _row_errors(r)]
+    problems += [f"{c}: duplicate claim id" for c in sorted(set(df.claim[df.claim.duplicated()]))]
+    if problems:
+        raise ValueError("claims table: " + "; ".join(problems))
+
+
+def load(path: str | Path | None = None) -> pd.DataFrame:
+    """Read every cell as text (no NaN) and validate."""
+    df = pd.read_csv(path or default_path(), dtype=str, keep_default_na=False)
+    validate(df)
+    return df
