@@ -15,10 +15,9 @@ import pytest
 
 from adbench import cache
 
-from conftest import MEASURED, ROOT, SMOKE, dry_run, planned_jobs, snakemake
+from conftest import MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
 
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
-REPORT_JOBS = {"report_compare", "report_changes", "render_report"}
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT, SMOKE, dry_run, planned_jobs, snakemake
+from conftest import REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
 
 
 def test_completed_run_has_nothing_to_do(smoke):
@@ -31,7 +31,7 @@ def appended(path, text):
 def test_changed_parameter_reruns_exactly_its_job(smoke):
     project = smoke[0]
     with appended(project / ".test/config.yaml", "\nscalar:\n  nudges: [0.1, 0.01]\n"):
-        assert dry_run(project) == {"scalar_s2", "report_compare", "report_changes", "render_report"}
+        assert dry_run(project) == {"scalar_s2", *REPORT_JOBS}
 
 
 def test_changed_package_code_reruns_exactly_its_importers(smoke):
@@ -39,7 +39,7 @@ def test_changed_package_code_reruns_exactly_its_importers(smoke):
     with appended(project / "src/adbench/scalar/dual.py", "\n# a change to forward mode\n"):
         # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
         assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot",
-                                    "report_compare", "report_changes", "render_report"}
+                                    *REPORT_JOBS}
 
 
 def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
@@ -111,7 +111,7 @@ def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
     args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, "auto.yaml"]
     res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert res.returncode == 0, res.stderr[-3000:]
-    report = {"report_compare", "report_changes", "render_report"}
+    report = {*REPORT_JOBS}
     control = set(planned_jobs(res.stdout + res.stderr)) - {"all"}
     assert control <= report, control  # control: no snapshot, no GPT-2 job (only the report may refresh)
     snap = tmp_path / "hub/models--gpt2/snapshots" / yaml.safe_load((ROOT / "config.yaml").read_text())["gpt2"]["revision"]

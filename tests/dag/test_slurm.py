@@ -62,6 +62,7 @@ SUBDAG = {
     "gpt2_plots": "downstream of G2's states",
     "report_compare": "the comparison with the documented values",
     "report_changes": "downstream of the comparison",
+    "report_claims": "the claims, downstream of every re-run measurement",
     "render_report": "the report, its provenance appendix included",
 }
 # Opt-in: the whole smoke DAG through SLURM, as one more test.
