@@ -19,6 +19,8 @@ setup: $(STAMP)
 # does; either way only the lock's files, checked against its hashes, with no resolution. uv goes
 # into its own folder (not the venv's site-packages), so the venv holds the lock and adbench only.
 # envs/uvrun.py hands uv the package sources pip is configured with (`pip config list`).
+# --compile-bytecode does what pip does by default: otherwise the first jobs of a fresh clone's run
+# (running side by side) would each compile torch's and transformers' modules at import.
 UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
@@ -28,7 +30,7 @@ define install
 	@if test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target $(UV_HOME) -r envs/uv.txt \
 	    >/dev/null 2>&1 && test -x $(UV); then \
 	  echo "set-up: $$($(UV) --version) installs $(1)"; \
-	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --python $(BIN)/python --require-hashes $(1) && \
+	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes $(1) && \
 	  $(BIN)/python envs/uvrun.py $(UV) pip install --quiet --python $(BIN)/python --no-deps \
 	    --no-build-isolation -e .; \
 	else \

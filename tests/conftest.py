@@ -80,6 +80,72 @@ def smoke(tmp_path_factory):
     return project, elapsed
 
 
+BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
+
+
+def make_report(project: Path, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """The README command at smoke sizes, with this environment's tools, in its own process group."""
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    cmd = ["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"]
+    return subprocess.Popen(cmd, cwd=project, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group this test started (make, Snakemake, its jobs), as `kill -9 -PGID`."""
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone
+        pass
+    proc.wait()
+
+
+def incomplete(project: Path) -> list[Path]:
+    """Snakemake's markers of jobs that started and have not finished."""
+    d = project / ".snakemake" / "incomplete"
+    return [p for p in d.rglob("*") if p.is_file()] if d.is_dir() else []
+
+
+@pytest.fixture(scope="session")
+def resumed(tmp_path_factory):
+    """A second whole smoke run, in a fresh copy, that `make report` started, SIGKILL stopped while its
+    first jobs ran, and a second `make report` finished: the recovery tests check the resume, the
+    determinism test compares its CSVs with the session's smoke run (one full run serves both).
+    Returns (project, the second make report's output and return code, the jobs running at the kill)."""
+    import base64
+    import time
+    from adbench import recover
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    tmp = tmp_path_factory.mktemp("resumed")
+    project = copy_project(tmp / "project")
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, project / name)
+    first_log = tmp / "first.log"  # a file, not a pipe nobody reads while we wait
+    first = make_report(project, stdout=first_log.open("w"))
+    try:
+        deadline = time.monotonic() + 600  # hang guard only
+        while not (incomplete(project) and list((project / "results").rglob("values.csv"))):
+            assert first.poll() is None, "the smoke run ended before a job could be killed:\n" + first_log.read_text()
+            assert time.monotonic() < deadline, "no job started within 10 minutes"
+            time.sleep(0.2)
+        running = [base64.b64decode(p.name).decode() for p in incomplete(project)]  # markers: base64 of the output
+    finally:
+        kill_group(first)
+    t_kill = time.perf_counter()
+    locked = bool(recover.lock_files(project))
+    second = make_report(project)
+    try:
+        out, _ = second.communicate(timeout=1800)  # hang guard only (smoke sizes take ~1-2 min)
+    finally:
+        if second.poll() is None:  # the guard fired: stop the run this fixture started
+            kill_group(second)
+    MEASURED["kill-and-resume (make report after SIGKILL, smoke sizes)"] = time.perf_counter() - t_kill
+    return {"project": project, "out": out, "returncode": second.returncode, "running": running,
+            "locked_after_kill": locked}
+
+
 def values(result):
     """A measurement's values table as quantity -> value (the unit tests' usual view of it)."""
     return result["values"].set_index("quantity")["value"]

@@ -28,11 +28,8 @@ def cached(smoke, tmp_path):
         pytest.skip("make is not installed")
     project = Path(shutil.copytree(smoke[0], tmp_path / "project", symlinks=True))
     shutil.copy2(ROOT / "Makefile", project / "Makefile")
-    # the report rules name the templates and the documented table by absolute path (ROOT), which moved
-    # with the copy: only they may re-run once; then the copy must have nothing to do
-    assert dry_run(project) <= REPORT_JOBS
-    res = snakemake(project, "--cores", "2", *SMOKE)
-    assert res.returncode == 0, res.stderr[-3000:]
+    # rule inputs from the checkout are relative paths (common.smk source_file), so a moved copy of a
+    # completed run is complete as it stands
     assert dry_run(project) == set(), "the copy of the completed run plans jobs before the test broke anything"
     return project
 

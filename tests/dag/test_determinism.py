@@ -1,4 +1,4 @@
-"""Two smoke runs in separate directories: every deterministic CSV is identical byte for byte.
+"""Two smoke runs in separate directories (the second killed and resumed): every deterministic CSV is identical byte for byte.
 
 Volatile figures (wall times, RSS, stopwatch samples) live either in columns whose name ends in
 `_volatile` or in the timing files listed below; everything else must not move between runs.
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMOKE, copy_project, snakemake
 
 SUFFIX = "_volatile"
 # Whole files that are stopwatch output: loop counts calibrated against the clock, raw samples,
@@ -108,13 +107,11 @@ def compare_runs(a: Path, b: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_two_smoke_runs_give_identical_deterministic_csvs(smoke, tmp_path):
-    # The session's smoke run is the first run (tests that change it put it back); one more, in a
-    # separate directory, is the second.
-    project = copy_project(tmp_path / "second" / "project")
-    res = snakemake(project, "--cores", "2", *SMOKE)
-    assert res.returncode == 0, res.stderr[-3000:]
-    report = compare_runs(smoke[0] / "results", project / "results")
+def test_two_smoke_runs_give_identical_deterministic_csvs(smoke, resumed):
+    # The session's smoke run is the first run; the second is the session's kill-and-resume run in
+    # another directory (conftest `resumed`: a job killed mid-write and re-run must not move a digit either).
+    assert resumed["returncode"] == 0, resumed["out"][-3000:]
+    report = compare_runs(smoke[0] / "results", resumed["project"] / "results")
     print(f"determinism: {len(report['compared'])} CSVs compared, {len(report['identical'])} identical byte for byte, "
           f"{len(report['filtered'])} identical without their declared volatile columns/rows, "
           f"{len(report['excluded'])} timing files excluded")

@@ -1,9 +1,7 @@
 """Recovery after a kill: `make report` unlocks a stale lock, reruns incomplete jobs, finishes."""
 
-import base64
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -13,32 +11,7 @@ import pytest
 
 from adbench import recover
 
-from conftest import MEASURED, ROOT, SMOKE, copy_project, planned_jobs, snakemake
-
-BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
-
-
-def make_report(project: Path, stdout=subprocess.PIPE) -> subprocess.Popen:
-    """The README command at smoke sizes, with this environment's tools, in its own process group."""
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    cmd = ["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"]
-    return subprocess.Popen(cmd, cwd=project, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process group this test started (make, Snakemake, its jobs), as `kill -9 -PGID`."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:  # already gone
-        pass
-    proc.wait()
-
-
-def incomplete(project: Path) -> list[Path]:
-    """Snakemake's markers of jobs that started and have not finished."""
-    d = project / ".snakemake" / "incomplete"
-    return [p for p in d.rglob("*") if p.is_file()] if d.is_dir() else []
+from conftest import BIN, ROOT, SMOKE, incomplete, kill_group, planned_jobs, snakemake
 
 
 def leftovers(project: Path) -> list[Path]:
@@ -48,35 +21,12 @@ def leftovers(project: Path) -> list[Path]:
 
 
 @pytest.mark.slow
-def test_make_report_recovers_after_sigkill(tmp_path):
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    project = copy_project(tmp_path / "project")
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy2(ROOT / name, project / name)
-    first_log = tmp_path / "first.log"  # a file, not a pipe nobody reads while we wait
-    first = make_report(project, stdout=first_log.open("w"))
-    try:
-        deadline = time.monotonic() + 600  # hang guard only
-        while not (incomplete(project) and list((project / "results").rglob("values.csv"))):
-            assert first.poll() is None, "the smoke run ended before a job could be killed:\n" + first_log.read_text()
-            assert time.monotonic() < deadline, "no job started within 10 minutes"
-            time.sleep(0.2)
-        running = [base64.b64decode(p.name).decode() for p in incomplete(project)]  # markers: base64 of the output
-    finally:
-        kill_group(first)
-    t_kill = time.perf_counter()
-    assert recover.lock_files(project), "the kill left no lock: nothing to recover from"
-
-    second = make_report(project)
-    try:
-        out, _ = second.communicate(timeout=1800)  # hang guard only (smoke sizes take ~1-2 min)
-    finally:
-        if second.poll() is None:  # the guard fired: stop the run this test started
-            kill_group(second)
-    MEASURED["kill-and-resume (make report after SIGKILL, smoke sizes)"] = time.perf_counter() - t_kill
-    print(f"killed while running {running}; resumed in {time.perf_counter() - t_kill:.1f} s")
-    assert second.returncode == 0, out[-4000:]
+def test_make_report_recovers_after_sigkill(resumed):
+    # the session's kill-and-resume run (conftest `resumed`); tests/dag/test_determinism.py compares its CSVs
+    project, out = resumed["project"], resumed["out"]
+    print(f"killed while running {resumed['running']}")
+    assert resumed["locked_after_kill"], "the kill left no lock: nothing to recover from"
+    assert resumed["returncode"] == 0, out[-4000:]
     assert "adbench.recover: removed a stale Snakemake lock" in out
     assert (project / "report" / "report.html").is_file()
     assert leftovers(project) == [] and incomplete(project) == [] and recover.lock_files(project) == []

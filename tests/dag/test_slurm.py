@@ -5,8 +5,8 @@ under CI=true as root (`make test` installs the packages) and are skipped with a
 
 By default the cluster runs a representative sub-DAG of the completed local smoke run (session
 fixture `smoke`): Snakemake re-runs through the SLURM profile the jobs forced by SUBDAG_FORCED and
-the jobs downstream of them (SUBDAG: T1-T4's one job, the L6 timing chain calibrate -> run ->
-summary, the GPT-2 prompt job and the report), and leaves every other job of the local run alone;
+the jobs downstream of them (SUBDAG: T1-T4's one job, an L6 timed process and the summary of the
+processes, the GPT-2 prompt job and the report), and leaves every other job of the local run alone;
 plus one failing job. The whole smoke DAG through SLURM (5-7 min on 2 cores) is opt-in:
 
     ADBENCH_SLURM_FULL=1 CI=true make test          # as root; or, once the packages are installed,
@@ -51,11 +51,11 @@ def exclusive_rules(configs=("config.yaml",)) -> dict[str, set[str]]:
 TIMING_RULES = exclusive_rules()["slurm"]
 # The default cluster test: Snakemake re-runs these rules of a completed local smoke run through
 # SLURM, and every job downstream of them: exactly SUBDAG (gpt2_prompt reads the local run's gpt2_model).
-SUBDAG_FORCED = ["tensor_rules", "lifetimes_l6_calibrate", "gpt2_prompt", "report_compare", "render_report"]
+SUBDAG_FORCED = ["tensor_rules", "lifetimes_l6_run", "gpt2_prompt", "report_compare", "render_report"]
 SUBDAG = {
     "tensor_rules": "one job writing four IDs (T1-T4), each with its own meta.json",
-    "lifetimes_l6_calibrate": "timing chain: calibration (a timing job: its own exclusive SLURM job)",
-    "lifetimes_l6_run": "timing chain: a timed process reading it (exclusive too)",
+    "lifetimes_l6_run": "timing chain: a timed process, reading the local run's calibration (a timing job: "
+                        "its own exclusive SLURM job)",
     "lifetimes_l6_summary": "timing chain: the summary of the processes",
     "lifetimes_l6_plot": "downstream of the L6 samples",
     "gpt2_prompt": "a GPT-2 job (G1-G4)",
@@ -159,10 +159,16 @@ def slurm_run(project: Path, env: dict, *args: str) -> subprocess.CompletedProce
                      "--slurm-init-seconds-before-status-checks", "2", *args, env=env, timeout=1200)
 
 
+# The report's rules files (comparison, claims, what changed, rendering): one group, one SLURM job
+REPORT_FILES = {"verdicts", "history", "render"}
+
+
 def family_groups() -> list[str]:
-    """Group each family's non-timing rules into one SLURM job: every job still runs under SLURM,
-    but Snakemake starts (twice per SLURM job) a dozen times instead of fifty."""
-    rules = {r: fam for r, fam in workflow_rules().items() if r not in TIMING_RULES}
+    """Group each family's non-timing rules into one SLURM job, and the report's rules into one: every job
+    still runs under SLURM, but Snakemake starts (twice per SLURM job) a dozen times instead of fifty, and
+    the report's chain (compare -> changes -> render) waits for one SLURM job instead of three."""
+    rules = {r: ("report" if fam in REPORT_FILES else fam) for r, fam in workflow_rules().items()
+             if r not in TIMING_RULES}
     groups = [f"{r}={fam}" for r, fam in rules.items()]
     return ["--groups", *groups, "--group-components", *{f"{fam}=1000" for fam in rules.values()}]
 
@@ -332,7 +338,7 @@ def test_subdag_on_slurm_reruns_only_it_and_matches_a_local_run(cluster, smoke, 
         assert record[job_id]["JobState"] == "COMPLETED" and record[job_id]["NodeList"] == node, (name, record[job_id])
         assert states.get(job_id) == "COMPLETED", (job_id, name, states)
     timing = {name: job for job, name in jobs.items() if name in TIMING_RULES}
-    assert set(timing) == TIMING_RULES & set(SUBDAG) and len(timing) >= 2  # each timing job its own SLURM job...
+    assert set(timing) == TIMING_RULES & set(SUBDAG) and len(timing) >= 1  # each timing job its own SLURM job...
     assert all(int(record[j]["ProcCnt"]) == node_cpus(env) for j in timing.values())  # ...holding every CPU
     metas = sorted(rel for rel in written if rel.endswith("meta.json"))
     assert len(metas) >= 8, metas
@@ -393,20 +399,21 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
 
 @pytest.mark.slow
 @needs_cluster
-def test_failing_job_is_reported_and_leaves_no_output(cluster, tmp_path):
+def test_failing_job_is_reported_and_leaves_no_output(cluster, smoke, tmp_path):
     env, state = cluster
-    project = copy_project(tmp_path / "project")  # a fresh copy: only the corpus job runs before the failing one
+    # a copy of the completed local run: the one forced job is the only SLURM job, no DAG before it
+    project = copy_completed(smoke[0], tmp_path / "project")
     # passes validation, fails at run time: insist on the cached pinned weights, which CI does not have
     (tmp_path / "broken.yaml").write_text("gpt2: {source: cache}\n")
     res = slurm_run(project, {**env, "HF_HUB_CACHE": str(tmp_path / "empty-hub")}, "results/gpt2/model.json",
-                    *SMOKE, str(tmp_path / "broken.yaml"))
+                    "--forcerun", "gpt2_model", *SMOKE, str(tmp_path / "broken.yaml"))
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert sorted(submitted(out).values()) == ["corpus", "gpt2_model"], out[-4000:]  # two small jobs, no DAG
-    failed = {j: r for j, r in submitted(out).items() if r == "gpt2_model"}
-    assert len(failed) == 1, out[-4000:]
-    (job_id, rule), = failed.items()
+    assert sorted(submitted(out).values()) == ["gpt2_model"], out[-4000:]  # one small job
+    (job_id, rule), = submitted(out).items()
     assert f"SLURM-job '{job_id}' failed" in out, out[-4000:]
     assert jobcomp(state)[job_id]["JobState"] == "FAILED"
     assert "gpt2.source: cache" in (project / "logs/gpt2_model.log").read_text()
-    assert not (project / "results/gpt2").exists() or not any(p.is_file() for p in (project / "results/gpt2").rglob("*"))
+    outputs = ("model.json", "meta.json", "tokenizer/tokenizer.json")  # the job's outputs: gone, none half-written
+    assert not any((project / "results/gpt2" / name).exists() for name in outputs), out[-2000:]
+    assert (smoke[0] / "results/gpt2/model.json").is_file()  # control: the local run kept its record

@@ -1,5 +1,6 @@
 # Shared helpers every rules file uses: config check, the family registry, provenance params,
 # per-rule resources, per-ID output names, and the log / benchmark / conda / script boilerplate.
+import os
 import sys
 from functools import lru_cache
 
@@ -18,6 +19,13 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 ENV = "../../envs/adbench.yaml"  # relative to the rules files in workflow/rules/
+
+
+def source_file(path):
+    """A file of the checkout as a rule input, relative to the working directory: Snakemake re-runs a job
+    whose set of input paths changed, so an absolute path would re-run the report jobs in every copy
+    of a completed project (tests, a moved checkout); relative, the record survives the move."""
+    return os.path.relpath(path, os.getcwd())
 
 
 # ---- the family registry: each family's rules file declares itself once -------------------------

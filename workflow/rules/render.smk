@@ -5,7 +5,7 @@ from adbench.render import TEMPLATES
 
 rule render_report:
     input:
-        sorted(str(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),  # the templates
+        sorted(source_file(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),  # the templates
         comparison="results/comparison.csv",
         changes="results/changes.csv",
         claims="results/claims.csv",

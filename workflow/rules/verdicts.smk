@@ -7,7 +7,7 @@ rule report_compare:
         values=report_values,
         # every registered output, checked against what its job recorded before any verdict (adbench.cache)
         files=report_inputs,
-        documented=str(ROOT / "src/adbench/data/documented.csv"),
+        documented=source_file(ROOT / "src/adbench/data/documented.csv"),
     output:
         comparison=report("results/comparison.csv", caption="../captions/comparison.rst", category="Comparison"),
         # outcome counts and reproduction score per family and overall
@@ -36,7 +36,7 @@ rule report_claims:
     input:
         files=report_inputs,
         # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
-        table=str(ROOT / "src/adbench/data/claims.csv"),
+        table=source_file(ROOT / "src/adbench/data/claims.csv"),
         # which GPT-2 ran: pretrained-scope claims are judged only on the real weights
         model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
     output:
