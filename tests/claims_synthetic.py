@@ -138,12 +138,44 @@ def good_tables() -> dict[str, DF]:
     t["C1/baselines"] = DF({"baseline": ["uniform", "unigram"], "heldout_loss": [4.6, 3.2]})
     t["C1/curves"] = DF({"variant": ["no_zero_grad"] * 3, "step": [1, 50, 100], "train_loss": [4.5, 3.4, 6.0]})
     grads = []
+    for step in range(1, 9):  # no_zero_grad: every group's norm grows as the gradients pile up
+        grads += [{"variant": "no_zero_grad", "step": step, "group": gr, "grad_norm": b * step}
+                  for gr, b in (("token_table", 0.5), ("position_table", 0.25), ("total", 0.6))]
+        if step > 2:  # the correct run's total stays flat (steps 1-2 come from the loop below)
+            grads.append({"variant": "correct", "step": step, "group": "total", "grad_norm": 0.6})
     for step in (1, 2):
         for variant, scale in (("correct", 1.0), ("loss_x40", 40.0), ("detached_positions", 1.0)):
-            for group, base in (("token_table", 0.5), ("position_table", 0.25)):
+            for group, base in (("token_table", 0.5), ("position_table", 0.25), ("total", 0.6)):
                 zero = variant == "detached_positions" and group == "position_table"
                 grads.append({"variant": variant, "step": step, "group": group, "grad_norm": 0.0 if zero else base * scale * step})
     t["C1/grad_norms"] = DF(grads)
+    t["S4/factor"] = DF({"b": [-3.0, -2.0, 0.5], "correct_dL_da": [-0.4, -0.2, 0.3], "overwrite_dL_da": [-0.6, -0.4, 0.1],
+                         "overwrite_over_correct": [1.5, 2.0, 1 / 3]})
+    t["T2/reductions"] = DF({"tokens": [1, 4, 4], "ignored": [0, 0, 1], "counted": [1, 4, 3],
+                             "grad_norm_sum": [2.0, 4.0, 3.0], "grad_norm_mean": [2.0, 1.0, 1.0], "sum_over_mean": [1.0, 4.0, 3.0]})
+    t["L3/equal"] = DF({"split": ["4+4", "4+4"], "reduction": ["average of rank means", "rank means weighted by count"],
+                        "max_abs_diff_vs_single_process": [0.0, 0.0], "grad_norm": [1.2, 1.2]})
+    t["L4/branches"] = DF({"input": ["x", "x", "-x", "-x"], "parameter": ["w_pos", "w_neg", "w_pos", "w_neg"],
+                           "in_taken_branch": [True, False, False, True], "grad_is_none": [False, True, True, False],
+                           "grad": [5.0, np.nan, np.nan, -5.0]})
+    version = "modified by an inplace operation: is at version 1; expected version 0"
+    t["L5/inplace"] = DF({"kind": ["direct", "direct", "view", "view"], "case": ["mul", "add", "transpose", "clone"],
+                          "edits_saved_storage": [True, False, True, False], "raised": [True, False, True, False],
+                          "message": [version, "no error", version, "no error"],
+                          "grad_equals_unedited": [np.nan, True, np.nan, True]})
+    t["L6/segments"] = DF({"mode": ["checkpoint_every_segment"] * 3 + ["checkpoint_sequential"] * 3, "segments": [1, 2, 4] * 2,
+                           "outside_block_bytes": [20, 30, 50, 10, 20, 40], "longest_recompute_run": [4, 2, 1, 0, 2, 1],
+                           "blocks_recomputed": [4, 3, 2, 0, 3, 2]})
+    t["O1/linear"] = DF({"model": ["affine least squares", "constant (target mean)"], "sse": [4.0, 4.0], "intercept": [0.0, 0.0],
+                         "slope_x0": [0.0, 0.0], "slope_x1": [0.0, 0.0]})
+    t["C1/checks/sgd_steps"] = DF({"step": [1, 2], "max_abs_move": [0.05, 0.08], "max_abs_diff_vs_scaled_lr": [1e-17, 1e-16],
+                                   "max_abs_diff_vs_unscaled": [0.04, 0.07]})
+    t["C1/checks/one_step"] = DF({"optimizer": ["adamw", "sgd"], "scale": [40.0, 40.0], "step_norm_unscaled": [0.9, 0.01],
+                                  "diff_norm": [0.01, 0.39], "diff_over_step": [0.011, 39.0], "eps_term_norm": [0.01, np.nan],
+                                  "residual_norm": [1e-15, np.nan]})
+    t["C1/checks/drift"] = DF({"variant": ["correct", "correct", "detached_positions", "detached_positions"],
+                               "group": ["token_table", "position_table"] * 2, "max_abs_change": [0.4, 0.3, 0.4, 0.0],
+                               "unchanged": [False, False, False, True]})
     return t
 
 
@@ -255,6 +287,21 @@ VIOLATIONS = {
     "no_zero_grad_falls_then_climbs": _set("C1/summary", "final_train_loss", ("variant", "no_zero_grad"), 3.0),
     "correct_beats_baselines": _set("C1/summary", "heldout_loss", ("variant", "correct"), 3.5),
     "loss_only_catches_half": _set("C1/summary", "loss_only_dashboard", ("variant", "loss_x40"), "visible: spikes"),
+    "overwrite_factor_two_needs_b_minus_2": _set("S4/factor", "overwrite_over_correct", ("b", 0.5), 2.0),
+    "summed_loss_scales_with_token_count": _set("T2/reductions", "sum_over_mean", ("tokens", 1), 2.0),
+    "mean_divides_by_counted_tokens": _set("T2/reductions", "sum_over_mean", ("ignored", 1), 4.0),
+    "equal_ranks_average_exact": _set("L3/equal", "max_abs_diff_vs_single_process", ("reduction", "average of rank means"), 0.1),
+    "untaken_branch_gets_no_gradient": _set("L4/branches", "grad_is_none", ("input", "-x"), False),
+    "unsaved_edit_runs": _set("L5/inplace", "raised", ("case", "add"), True),
+    "view_write_invalidates": _set("L5/inplace", "raised", ("case", "transpose"), False),
+    "more_segments_more_boundaries": _set("L6/segments", "outside_block_bytes", ("segments", 4), 25),
+    "fewer_segments_redo_more": _set("L6/segments", "blocks_recomputed", ("segments", 4), 3),
+    "linear_model_cannot_fit_xor": _set("O1/linear", "sse", ("model", "affine least squares"), 0.0),
+    "unshifted_best_train_loss_of_five": _set("C1/summary", "final_train_loss", ("variant", "correct"), 1e-4),
+    "no_zero_grad_norm_keeps_growing": _set("C1/grad_norms", "grad_norm", ("step", 7), 0.1),
+    "sgd_loss_x40_is_40x_lr": _set("C1/checks/sgd_steps", "max_abs_diff_vs_scaled_lr", ("step", 2), 1e-3),
+    "adamw_loss_x40_step_up_to_eps": _set("C1/checks/one_step", "residual_norm", ("optimizer", "adamw"), 0.01),
+    "detached_table_ends_at_init": _set("C1/checks/drift", "max_abs_change", ("variant", "detached_positions"), 0.1),
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from adbench.charlm import evaluate, train
+from adbench.charlm import checks, evaluate, train
 from adbench.charlm.evaluate import measure_eval
 from adbench.charlm.summary import measure_summary, surprise
 from adbench.charlm.train import measure_train
@@ -110,6 +110,56 @@ def rel_update_diff(a: CharGPT, b: CharGPT, start: CharGPT) -> float:
     db = torch.cat([(p - s).flatten() for p, s in zip(b.parameters(), start.parameters())])
     torch.set_grad_enabled(True)
     return float((da - db).norm() / db.norm())
+
+
+def _flat_grad(grads) -> torch.Tensor:
+    return torch.cat([g.reshape(-1) for g in grads])
+
+
+def test_checks_sgd_loss_x40_is_40x_lr_step_for_step():
+    m = tiny_model()
+    gen = torch.Generator().manual_seed(1)
+    batches = [train.get_batch(train.encode(TEXT, VOCAB), 4, 8, True, gen) for _ in range(3)]
+    d = checks.sgd_steps(m, batches, lr=1e-2, scale=40.0)
+    assert list(d.step) == [1, 2, 3]
+    assert (d.max_abs_diff_vs_scaled_lr <= 1e-13 * d.max_abs_move).all()
+    # oracle for step 1: w1 - w0 = -40 lr g with g the float64 autograd.grad gradient; the unscaled run moves -lr g
+    g = _flat_grad(oracle_grads(m, *batches[0]))
+    assert d.max_abs_move[0] == pytest.approx((40 * 1e-2 * g).abs().max().item(), rel=1e-10)
+    assert d.max_abs_diff_vs_unscaled[0] == pytest.approx((39 * 1e-2 * g).abs().max().item(), rel=1e-10)
+
+
+def test_checks_one_adamw_step_differs_only_through_eps():
+    m, (x, y) = tiny_model(), batch()
+    lr, wd, eps = 1e-2, 0.1, 1e-8
+    d = checks.one_step(m, x, y, lr=lr, weight_decay=wd, betas=[0.9, 0.99], scale=40.0).set_index("optimizer")
+    # oracle: AdamW's first step by hand, -lr wd w (matrices and tables) - lr g / (|g| + eps)
+    g = _flat_grad(oracle_grads(m, x, y))
+    w0 = torch.cat([p.detach().reshape(-1) for p in m.parameters()])
+    decay = torch.cat([torch.full((p.numel(),), wd if p.dim() >= 2 else 0.0, dtype=torch.float64) for p in m.parameters()])
+    plain = -lr * decay * w0 - lr * g / (g.abs() + eps)
+    scaled = -lr * decay * w0 - lr * 40 * g / (40 * g.abs() + eps)
+    a = d.loc["adamw"]
+    assert a.step_norm_unscaled == pytest.approx(plain.norm().item(), rel=1e-9)
+    assert a.diff_norm == pytest.approx((scaled - plain).norm().item(), rel=1e-6)
+    assert a.residual_norm < 1e-12 * a.step_norm_unscaled and 0 < a.diff_over_step < 1 and a.eps == eps
+    assert d.loc["sgd", "diff_over_step"] == pytest.approx(39.0, rel=1e-12)  # control: SGD takes the 40x step
+
+
+def test_checks_weight_drift_rebuilds_the_initial_state():
+    weights = {v: measure_train(v, TEXT, TEXT[:800], **{**TINY, "steps": 3})["weights"]
+               for v in ("correct", "detached_positions")}
+    # control: a run with learning rate 0 cannot move, so every group must read unchanged against the rebuilt init
+    weights["frozen"] = measure_train("correct", TEXT, TEXT[:800], **{**TINY, "steps": 2, "lr": 0.0})["weights"]
+    d = checks.weight_drift(list(weights.values()), list(weights), seed=0).set_index(["variant", "group"])
+    assert d.loc["frozen"].unchanged.all() and (d.loc["frozen"].max_abs_change == 0).all()
+    assert d.loc[("detached_positions", "position_table"), "unchanged"]
+    assert not d.loc["detached_positions"].drop("position_table").unchanged.any()
+    assert d.loc[("correct", "position_table"), "max_abs_change"] > 0
+    out = checks.measure_checks(list(weights.values()), list(weights), TEXT, TEXT[:800], scale_steps=2,
+                                **{k: TINY[k] for k in ("batch_size", "block_size", "n_layer", "n_head", "n_embd", "lr",
+                                                        "weight_decay", "betas", "loss_scale", "seed")})
+    assert sorted(out) == ["drift", "one_step", "sgd_steps"] and len(out["sgd_steps"]) == 2
 
 
 def test_detached_positions_get_no_gradient():

@@ -50,14 +50,25 @@ def test_l3_rank_weights_one_sixth_and_one_eighth_vs_one_seventh():
     per_example = [analytic_mse_grad(model, x[i:i + 1], y[i:i + 1]) for i in range(7)]
     naive = sum(g / 6 for g in per_example[:3]) + sum(g / 8 for g in per_example[3:])
     full = sum(per_example) / 7
-    v = values(accumulation.measure_l3([3, 4], **DATA))
+    v = values(accumulation.measure_l3([3, 4], equal_split=[4, 4], **DATA))
     assert v["naive_max_diff"] == pytest.approx((naive - full).abs().max().item(), rel=1e-12)
     assert v["weighted_max_diff"] < 1e-15 and v["sum_over_elements_max_diff"] < 1e-15
 
 
 def test_l3_equal_split_makes_the_naive_average_correct():
-    v = values(accumulation.measure_l3([4, 4], **DATA))  # the assumption that hides the bug
+    v = values(accumulation.measure_l3([4, 4], equal_split=[4, 4], **DATA))  # the assumption that hides the bug
     assert v["naive_max_diff"] < 1e-15
+
+
+def test_l3_equal_ranks_table_against_the_analytic_gradient():
+    """Oracle: the hand-written MSE gradient of all eight examples; equal ranks need no weights."""
+    d = accumulation.equal_ranks([4, 4], **DATA).set_index("reduction")
+    model, x, y = accumulation._problem(8, 3, 2, 0)
+    full = analytic_mse_grad(model, x, y)
+    assert d.loc["average of rank means", "grad_norm"] == pytest.approx(full.norm().item(), rel=1e-14)
+    assert (d.max_abs_diff_vs_single_process < 1e-15).all()
+    with pytest.raises(ValueError, match="equal_split"):
+        accumulation.equal_ranks([3, 4], **DATA)  # unequal sizes are the other table's case
 
 
 # ---- L4-L5 ----
@@ -76,6 +87,28 @@ def test_l5_errors_retain_graph_and_create_graph():
     assert "Trying to backward through the graph a second time" in v["second_backward_error"]
     assert (v["retain_graph_grad_0"], v["retain_graph_grad_1"]) == (4.0, 6.0)
     assert (v["create_graph_first"], v["create_graph_second"]) == (3 * 2.0 ** 2, 6 * 2.0)
+
+
+def test_l4_untaken_branch_parameter_gets_no_gradient():
+    d = graph.branch_gradients([2.0, 3.0])
+    assert (d.grad_is_none == ~d.in_taken_branch).all()
+    taken = d[d.in_taken_branch].set_index("input").grad
+    assert (taken["x"], taken["-x"]) == (5.0, -5.0)  # analytic: d sum(w x)/dw = sum(x)
+    assert set(d[d.in_taken_branch].parameter) == {"w_pos", "w_neg"}  # each parameter once on the path
+
+
+def test_l5_inplace_cases_refuse_saved_storage_only():
+    from adbench.lifetimes import inplace
+
+    d = inplace.inplace_cases([2.0, 3.0], 1.0).set_index("case")
+    assert (d.raised == d.edits_saved_storage).all()
+    assert d[d.raised].message.str.contains("is at version 1; expected version 0").all()
+    assert d[~d.raised].grad_equals_unedited.all()
+    # oracle for the cases let through: the analytic gradient of the forward that ran
+    assert inplace._add_saves_nothing([2.0, 3.0], 1.0, edit=True).tolist() == [1.0, 1.0]
+    x = torch.tensor([2.0, 3.0], dtype=torch.float64)
+    assert torch.equal(inplace._exp_saves_output([2.0, 3.0], 1.0, edit=True), torch.exp(x))
+    assert inplace._clone_row_written([2.0, 3.0], 1.0, edit=True).tolist() == [[4.0, 6.0], [6.0, 8.0]]  # 2 x
 
 
 def test_l5_edit_of_an_unsaved_tensor_is_not_an_error():
@@ -119,6 +152,26 @@ class DriftingBlock(checkpoint.Block):
     def forward(self, h):
         self.calls += 1
         return h + self.fc2(torch.tanh(self.fc1(h))) * (1 + 0.01 * self.calls)
+
+
+def test_l6_segment_sweep_counts_boundaries_and_recomputation():
+    """Oracle: with every segment checkpointed the hook sees one (batch, width) float32 input per segment
+    plus the loss's input, and backward recomputes every block once, a segment at a time."""
+    from adbench.lifetimes import segments
+
+    w, b, n = SMALL["width"], SMALL["batch"], SMALL["blocks"]
+    d = segments.segment_sweep(w, SMALL["hidden"], n, b, 0)
+    every = d[d["mode"] == "checkpoint_every_segment"].set_index("segments")
+    assert list(every.index) == [1, 2, 4]
+    for s, r in every.iterrows():
+        assert r.outside_block_bytes == (s + 1) * b * w * 4 and r.inside_block_bytes == 0
+        assert (r.blocks_recomputed, r.longest_recompute_run) == (n, n // s)
+    seq = d[d["mode"] == "checkpoint_sequential"].set_index("segments")
+    # checkpoint_sequential runs its last segment plainly: it recomputes the other segments' blocks
+    assert [seq.blocks_recomputed[s] for s in (1, 2, 4)] == [0, n - n // 2, n - 1]
+    assert seq.inside_block_saves[1] == 5 * n  # per block x, W1ᵀ, tanh out twice, W2ᵀ (see expected_plain)
+    assert d.loss.nunique() == 1  # every arrangement computes the same loss
+    assert segments._longest_run(["block", "grad", "block", "block", "grad"], "block") == 2
 
 
 def test_l6_gradient_check_catches_state_dependent_recomputation(monkeypatch):
@@ -169,7 +222,7 @@ def test_every_documented_l_quantity_is_measured():
     made = set()
     for mid, r in [("L1", accumulation.measure_l1(7, **DATA)),
                    ("L2", accumulation.measure_l2(7, [3, 4], nanogpt_steps=40, nanogpt_micro=2, **DATA)),
-                   ("L3", accumulation.measure_l3([3, 4], **DATA)), ("L4", graph.measure_l4([2.0, 3.0])),
+                   ("L3", accumulation.measure_l3([3, 4], equal_split=[4, 4], **DATA)), ("L4", graph.measure_l4([2.0, 3.0])),
                    ("L5", graph.measure_l5([2.0, 3.0], 1.0, 2.0)), ("L6", checkpoint_probe.measure_l6_memory(**SMALL)),
                    ("L7", shapes.measure_l7(5, 1024, 8, 4, [5, 1024]))]:
         made |= {(mid, q) for q in r["values"].quantity}
@@ -196,7 +249,7 @@ def test_exact_and_derived_l_rows_match_the_documented_table():
         accumulation.measure_l1(cfg["accumulation_examples"], **data)["values"],
         accumulation.measure_l2(cfg["accumulation_examples"], cfg["split"], nanogpt_steps=cfg["nanogpt_steps"],
                                 nanogpt_micro=cfg["nanogpt_micro"], **data)["values"],
-        accumulation.measure_l3(cfg["split"], **data)["values"],
+        accumulation.measure_l3(cfg["split"], equal_split=cfg["equal_split"], **data)["values"],
         graph.measure_l4(cfg["leaf_x"])["values"],
         graph.measure_l5(cfg["leaf_x"], cfg["inplace_shift"], cfg["cube_at"])["values"],
         shapes.measure_l7(**cfg["shapes"])["values"]])
@@ -231,6 +284,6 @@ def test_l3_example_weights_by_autograd():
     assert naive == pytest.approx([1 / 6] * 3 + [1 / 8] * 4, abs=1e-16)          # analytic 1/(2 * count)
     assert example_weights([3, 4], counted=True) == pytest.approx([1 / 7] * 7, abs=1e-16)
     assert example_weights([3, 3], counted=False) == pytest.approx([1 / 6] * 6)   # control: equal ranks agree
-    v = values(measure_l3([3, 4], 3, 2, 0))
+    v = values(measure_l3([3, 4], 3, 2, 0, [4, 4]))
     assert (v["naive_weight_rank0"], v["naive_weight_rank1"], v["counted_weight"]) == ("1/6", "1/8", "1/7")
     assert Fraction(v["counted_weight"]) != Fraction(v["naive_weight_rank0"])

@@ -57,6 +57,21 @@ def test_tape_loss_and_gradients_match_torch(seed):
     assert max_diff([p.grad for p in xor.flat(params)], t_grads) > 1e-3
 
 
+def test_linear_fit_of_xor_is_the_constant_guess():
+    """Oracle: by symmetry the best affine fit of XOR with targets ±1 is 0 everywhere, error 4 x 1²;
+    torch float64 least squares agrees; control: targets that are affine are fitted exactly."""
+    inputs, targets = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]], [-1.0, 1.0, 1.0, -1.0]
+    d = o1.linear_fit(inputs, targets).set_index("model")
+    best = d.loc["affine least squares"]
+    assert best.sse == pytest.approx(4.0, abs=1e-12) and d.loc["constant (target mean)", "sse"] == 4.0
+    assert abs(best.slope_x0) < 1e-12 and abs(best.slope_x1) < 1e-12
+    a = torch.tensor([[1.0, *x] for x in inputs], dtype=torch.float64)
+    ref = torch.linalg.lstsq(a, torch.tensor(targets, dtype=torch.float64)[:, None]).solution.squeeze()
+    assert [best.intercept, best.slope_x0, best.slope_x1] == pytest.approx(ref.tolist(), abs=1e-12)
+    affine = o1.linear_fit(inputs, [-1.0, 0.0, 0.0, 1.0]).set_index("model")  # x0 + x1 - 1
+    assert affine.loc["affine least squares", "sse"] < 1e-24
+
+
 def test_init_draw_order_is_documented_order():
     """W1 row-major, then b1, W2, b2, each uniform(-1, 1) of random.Random(seed)."""
     import random

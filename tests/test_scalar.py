@@ -236,7 +236,7 @@ def test_s2_derivative_is_the_tapes_and_l5_stale_gradient():
 
 def test_s4_bug_variants_against_the_analytic_gradient():
     a, b = 0.5, -1.25
-    out = probes.measure_s4(a, b)
+    out = probes.measure_s4(a, b, [b])
     t = out["variants"].set_index("variant")
     x = torch.tensor([a, b], dtype=torch.float64, requires_grad=True)
     torch.tanh(x[0] * x[1] + x[0]).backward()  # the oracle: torch float64 autograd of tanh(ab + a)
@@ -244,3 +244,16 @@ def test_s4_bug_variants_against_the_analytic_gradient():
     assert t.loc["correct +=", ["dL_da", "dL_db"]].tolist() == pytest.approx(x.grad.tolist(), rel=1e-12)
     assert t.loc["BUG = (overwrite)", "dL_da"] != pytest.approx(x.grad[0].item())  # the bug loses a route
     assert values(out)["exceptions_raised"] == 0  # neither bug raises: they are silent
+
+
+def test_s4_overwrite_factor_is_b_over_b_plus_one():
+    """Oracle: the two routes by hand, dL/dz * b (kept by the overwrite) over dL/dz * (b + 1)."""
+    a, bs = 1.5, [-3.0, -2.0, -0.5, 2.0]
+    d = probes.overwrite_factor(a, bs)
+    for r in d.itertuples():
+        dz = 1 - math.tanh(a * r.b + a) ** 2
+        assert r.correct_dL_da == pytest.approx(dz * (r.b + 1), rel=1e-14)
+        assert r.overwrite_dL_da == pytest.approx(dz * r.b, rel=1e-14)
+        assert r.overwrite_over_correct == pytest.approx(r.b / (r.b + 1), rel=1e-14)
+    assert d.set_index("b").overwrite_over_correct[-2.0] == 2.0  # exactly: -2d / (-2d + d)
+    assert probes.overwrite_factor(a, [-1.0]).overwrite_over_correct.isna().all()  # the correct gradient is 0

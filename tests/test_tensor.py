@@ -91,8 +91,25 @@ def test_naive_softmax_overflows_and_the_shift_fixes_it():
         rules.softmax_naive([1000.0, 999.0, 998.0])
     e = [math.exp(-k) for k in range(3)]  # analytic: softmax is shift-invariant
     assert rules.softmax_shifted([1000.0, 999.0, 998.0]) == pytest.approx([v / sum(e) for v in e], abs=1e-16)
-    v = probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0])["values"].set_index("quantity").value
+    red = dict(tokens=[1, 2], padded=1, width=2, seed=0)
+    v = probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red)["values"].set_index("quantity").value
     assert v["naive_overflow"].startswith("OverflowError")
+
+
+def test_token_reductions_sum_is_count_times_mean():
+    """Oracle: the per-token gradients by hand, x_iᵀ (p_i - onehot_i), summed or divided by the counted tokens."""
+    d = probes.token_reductions(vocab=3, tokens=[1, 4], padded=2, width=2, seed=0)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 2, dtype=F64, generator=gen)
+    w = torch.randn(2, 3, dtype=F64, generator=gen)
+    y = torch.randint(3, (4,), generator=gen)
+    for r in d.itertuples():
+        p = torch.softmax(x[:r.counted] @ w, 1)
+        per_token = x[:r.counted].T @ (p - torch.nn.functional.one_hot(y[:r.counted], 3))  # ignored tokens add nothing
+        assert r.grad_norm_sum == pytest.approx(per_token.norm().item(), rel=1e-13)
+        assert r.grad_norm_mean == pytest.approx(per_token.norm().item() / r.counted, rel=1e-13)
+        assert r.sum_over_mean == pytest.approx(r.counted, rel=1e-13)
+    assert list(zip(d.tokens, d.ignored)) == [(1, 0), (4, 0), (4, 2)]  # padding only where a token is left
 
 
 # ---- T3: one attention head ----
@@ -156,7 +173,8 @@ def test_layernorm_without_the_variance_path_is_caught():
 def test_every_documented_t_quantity_is_measured():
     doc = load()
     made = {("T1", q) for q in probes.measure_t1(X, W, G1)["values"].quantity}
-    made |= {("T2", q) for q in probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0])["values"].quantity}
+    red = dict(tokens=[1, 2], padded=1, width=2, seed=0)
+    made |= {("T2", q) for q in probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red)["values"].quantity}
     made |= {("T3", q) for q in probes.measure_t3(Q, K, V, G3)["values"].quantity}
     made |= {("T4", q) for q in probes.measure_t4(**LN)["values"].quantity}
     wanted = {(i, q) for i, q in zip(doc.id, doc.quantity) if i in ("T1", "T2", "T3", "T4")}

@@ -77,6 +77,56 @@ rule charlm_eval:
         SCRIPT("measure")
 
 
+# Loss x40 under plain SGD and one AdamW step (C1 model, float64, its first batches), and how far each
+# run's weights moved from the shared initial state (rebuilt from the seed): no training numbers change.
+rule charlm_checks:
+    input:
+        weights=expand("results/C1/weights/{variant}.pt", variant=C1_VARIANTS),
+        corpus_text=rules.corpus.output.corpus,
+        train_text=rules.corpus.output.train,
+    output:
+        sgd_steps="results/C1/checks/sgd_steps.csv",
+        one_step="results/C1/checks/one_step.csv",
+        drift="results/C1/checks/drift.csv",
+        meta="results/C1/checks/meta.json",
+    log:
+        LOG("charlm_checks"),
+    benchmark:
+        BENCH("charlm_checks")
+    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        **job(
+            "adbench.charlm.checks:measure_checks",
+            args=dict(
+                variants=C1_VARIANTS,
+                scale_steps=config["charlm"]["scale_steps"],
+                **{
+                    k: config["charlm"]["train"][k]
+                    for k in (
+                        "batch_size",
+                        "block_size",
+                        "n_layer",
+                        "n_head",
+                        "n_embd",
+                        "lr",
+                        "weight_decay",
+                        "betas",
+                        "loss_scale",
+                        "seed",
+                    )
+                },
+            ),
+            seed=config["charlm"]["train"]["seed"],
+            threads=1,
+        ),
+    script:
+        SCRIPT("measure")
+
+
 rule charlm_summary:
     input:
         heldout="results/C1/heldout.csv",
@@ -146,6 +196,7 @@ register(
     "charlm",
     rules.corpus.output,
     rules.charlm_eval.output,
+    rules.charlm_checks.output,
     rules.charlm_summary.output,
     rules.charlm_plot.output,
     expand(rules.charlm_train.output, variant=C1_VARIANTS),

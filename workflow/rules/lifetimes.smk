@@ -13,9 +13,9 @@ rule lifetimes_graph:
     output:
         **id_outputs("L1", "values", "zero_grad"),
         **id_outputs("L2", "values", "schemes"),
-        **id_outputs("L3", "values", "ranks"),
-        **id_outputs("L4", "values", "tensors"),
-        **id_outputs("L5", "values", "errors"),
+        **id_outputs("L3", "values", "ranks", "equal"),
+        **id_outputs("L4", "values", "tensors", "branches"),
+        **id_outputs("L5", "values", "errors", "inplace"),
     log:
         LOG("lifetimes_graph"),
     benchmark:
@@ -42,7 +42,7 @@ rule lifetimes_graph:
                     nanogpt_micro=LIFE["nanogpt_micro"],
                     **LIFE_DATA,
                 ),
-                L3=dict(split=LIFE["split"], **LIFE_DATA),
+                L3=dict(split=LIFE["split"], equal_split=LIFE["equal_split"], **LIFE_DATA),
                 L4=dict(x=LIFE["leaf_x"]),
                 L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
             ),
@@ -53,7 +53,7 @@ rule lifetimes_graph:
 
 rule lifetimes_l6_memory:
     output:
-        **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved"),
+        **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved", "segments"),
     log:
         LOG("lifetimes_l6_memory"),
     benchmark:

@@ -40,7 +40,7 @@ rule optim_o1:
         gd_curves="results/O1/gd/curves.csv",
         adam_finals="results/O1/adam/finals.csv",
     output:
-        **id_outputs("O1", "values", "seeds", "gradcheck", "ulp"),
+        **id_outputs("O1", "values", "seeds", "gradcheck", "ulp", "linear"),
     log:
         LOG("optim_o1"),
     benchmark:

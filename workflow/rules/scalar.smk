@@ -63,7 +63,7 @@ rule scalar_s3:
 
 rule scalar_s4:
     output:
-        **id_outputs("S4", "values", "variants"),
+        **id_outputs("S4", "values", "variants", "factor"),
     log:
         LOG("scalar_s4"),
     benchmark:
@@ -73,7 +73,10 @@ rule scalar_s4:
     resources:
         **sized(),
     params:
-        **job("adbench.scalar.probes:measure_s4", args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"])),
+        **job(
+            "adbench.scalar.probes:measure_s4",
+            args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"], factor_b=config["scalar"]["factor_b"]),
+        ),
     script:
         SCRIPT("measure")
 

@@ -8,7 +8,7 @@ family("tensor", "Tensor backward rules", numbered("T", 4), order=20)
 rule tensor_rules:
     output:
         **id_outputs("T1", "values", "matrices"),
-        **id_outputs("T2", "values", "matrices"),
+        **id_outputs("T2", "values", "matrices", "reductions"),
         **id_outputs("T3", "values", "matrices", "control"),
         **id_outputs("T4", "values", "matrices"),
     log:

@@ -256,6 +256,16 @@ def mlp_tape_matches_torch32(t: Tables) -> Result:
     return verdict(diff <= tol, f"max |tape - torch32| {g(diff)}; float32 scale {g(tol)} (largest gradient {g(scale)})")
 
 
+@relation("S4/factor")
+def overwrite_factor_two_needs_b_minus_2(t: Tables) -> Result:
+    d = t["S4/factor"]
+    at, others = d[d["b"] == -2], d[d["b"] != -2]  # the claim names b = -2 and the factor 2
+    ratios = d["overwrite_over_correct"].astype(float)
+    ok = (len(at) == 1 and close(float(at.overwrite_over_correct.iloc[0]), 2.0) and len(others) > 0
+          and not any(close(float(r), 2.0) for r in others["overwrite_over_correct"]))  # NaN is not 2 either
+    return verdict(ok, "overwrite / correct dL/da per b: " + ", ".join(f"{b:g}: {g(r)}" for b, r in zip(d.b, ratios)))
+
+
 # ---- T: tensor backward rules --------------------------------------------------------------------
 def _matches_torch(d: pd.DataFrame, names: list[str]) -> Result:
     sub = d[d["matrix"].isin(names) & d["torch"].notna()]
@@ -320,6 +330,24 @@ def layernorm_param_grads(t: Tables) -> Result:
     xhat, dgamma, dbeta = (mat(d, n).ravel() for n in ("xhat", "dgamma", "dbeta"))
     ok = all(close(a, b) for a, b in zip(dgamma, dbeta * xhat))
     return verdict(ok, f"dgamma {np.round(dgamma, 6).tolist()} vs dbeta*xhat {np.round(dbeta * xhat, 6).tolist()}")
+
+
+@relation("T2/reductions")
+def summed_loss_scales_with_token_count(t: Tables) -> Result:
+    d = t["T2/reductions"]
+    d = d[d["ignored"] == 0]
+    ok = d["tokens"].nunique() > 1 and all(close(r.sum_over_mean, r.tokens) for r in d.itertuples())
+    return verdict(ok, "sum / mean gradient norm per token count: " + ", ".join(
+        f"{r.tokens}: {g(r.sum_over_mean)}" for r in d.itertuples()))
+
+
+@relation("T2/reductions")
+def mean_divides_by_counted_tokens(t: Tables) -> Result:
+    d = t["T2/reductions"]
+    d = d[d["ignored"] > 0]
+    ok = len(d) > 0 and all(close(r.sum_over_mean, r.counted) and r.counted != r.tokens for r in d.itertuples())
+    return verdict(ok, "with ignored targets, sum / mean: " + ", ".join(
+        f"{r.tokens} tokens, {r.ignored} ignored: {g(r.sum_over_mean)}" for r in d.itertuples()) if len(d) else "no padded rows")
 
 
 # ---- L: lifetimes ------------------------------------------------------------------------------
@@ -444,6 +472,79 @@ def scores_grow_quadratically(t: Tables) -> Result:
     return verdict(ok, f"score bytes / (B T^2): {sorted(set(per_sq))}; residual bytes / (B T): {sorted(set(per_t))}")
 
 
+@relation("L3/equal", "L3/ranks")
+def equal_ranks_average_exact(t: Tables) -> Result:
+    e = row(t["L3/equal"], "reduction", "average of rank means")
+    u = row(t["L3/ranks"], "reduction", "average of rank means")
+    scale = 16 * EPS64 * max(float(e.grad_norm), 1.0)
+    ok = e.max_abs_diff_vs_single_process <= scale and u.max_abs_diff_vs_single_process > scale
+    return verdict(ok, f"average of rank means vs single process: equal ranks {e.split} {g(e.max_abs_diff_vs_single_process)}, "
+                       f"unequal ranks {g(u.max_abs_diff_vs_single_process)} (rounding scale {g(scale)})")
+
+
+@relation("L4/branches")
+def untaken_branch_gets_no_gradient(t: Tables) -> Result:
+    d = t["L4/branches"]
+    taken, none = d["in_taken_branch"].map(truthy), d["grad_is_none"].map(truthy)
+    both_ways = set(d.loc[taken, "parameter"]) & set(d.loc[~taken, "parameter"])  # each once on, once off the path
+    ok = len(d) > 0 and bool((none == ~taken).all()) and len(both_ways) > 0
+    return verdict(ok, "; ".join(f"input {r.input}: {r.parameter} {'taken' if truthy(r.in_taken_branch) else 'untaken'}, "
+                                 f"grad {'None' if truthy(r.grad_is_none) else g(r.grad)}" for r in d.itertuples()))
+
+
+def _version_error(message) -> bool:
+    return "version" in str(message)
+
+
+@relation("L5/inplace")
+def unsaved_edit_runs(t: Tables) -> Result:
+    d = t["L5/inplace"]
+    d = d[d["kind"] == "direct"]
+    saved = d["edits_saved_storage"].map(truthy)
+    refused = all(truthy(r.raised) and _version_error(r.message) for r in d[saved].itertuples())
+    ran = all(not truthy(r.raised) and truthy(r.grad_equals_unedited) for r in d[~saved].itertuples())
+    ok = bool(saved.any() and (~saved).any() and refused and ran)
+    return verdict(ok, "; ".join(f"{r.case}: {'refused' if truthy(r.raised) else 'ran'}"
+                                 + ("" if truthy(r.raised) else f", gradient as unedited: {r.grad_equals_unedited}")
+                                 for r in d.itertuples()))
+
+
+@relation("L5/inplace")
+def view_write_invalidates(t: Tables) -> Result:
+    d = t["L5/inplace"]
+    d = d[d["kind"] == "view"]
+    shared = d["edits_saved_storage"].map(truthy)
+    refused = all(truthy(r.raised) and _version_error(r.message) for r in d[shared].itertuples())
+    control = all(not truthy(r.raised) and truthy(r.grad_equals_unedited) for r in d[~shared].itertuples())
+    ok = bool(shared.any() and (~shared).any() and refused and control)
+    return verdict(ok, "; ".join(f"{r.case}: {'refused' if truthy(r.raised) else 'ran'}" for r in d.itertuples()))
+
+
+def _segment_runs(t: Tables) -> dict[str, pd.DataFrame]:
+    """L6/segments per mode, by segment count, only where something is checkpointed."""
+    d = t["L6/segments"]
+    d = d[d["blocks_recomputed"] > 0]
+    return {m: s.sort_values("segments") for m, s in d.groupby("mode")}
+
+
+@relation("L6/segments")
+def more_segments_more_boundaries(t: Tables) -> Result:
+    runs = _segment_runs(t)
+    ok = len(runs) > 0 and all(len(s) > 1 and bool(np.all(np.diff(s.outside_block_bytes) > 0))
+                               and bool(np.all(np.diff(s.longest_recompute_run) < 0)) for s in runs.values())
+    return verdict(ok, "; ".join(f"{m}: segments {s.segments.tolist()} keep {s.outside_block_bytes.tolist()} boundary bytes, "
+                                 f"recompute at most {s.longest_recompute_run.tolist()} blocks at a time"
+                                 for m, s in runs.items()))
+
+
+@relation("L6/segments")
+def fewer_segments_redo_more(t: Tables) -> Result:
+    runs = _segment_runs(t)
+    ok = len(runs) > 0 and all(len(s) > 1 and bool(np.all(np.diff(s.blocks_recomputed) < 0)) for s in runs.values())
+    return verdict(ok, "; ".join(f"{m}: segments {s.segments.tolist()} recompute {s.blocks_recomputed.tolist()} blocks in all"
+                                 for m, s in runs.items()))
+
+
 # ---- O: optimization -----------------------------------------------------------------------------
 @relation("O1/gradcheck")
 def xor_gradcheck_agrees(t: Tables) -> Result:
@@ -534,6 +635,15 @@ def tied_parameter_counted_once(t: Tables) -> Result:
     d = t["O3/counts"].set_index("count")["value"]
     return verdict(d["tied_names"] > 0 and d["unique"] < d["with_duplicates"],
                    f"unique {d['unique']:,} < with duplicates {d['with_duplicates']:,} ({d['tied_names']} tied)")
+
+
+@relation("O1/linear")
+def linear_model_cannot_fit_xor(t: Tables) -> Result:
+    d = t["O1/linear"]
+    best, const = row(d, "model", "affine least squares"), row(d, "model", "constant (target mean)")
+    ok = best.sse > ROUNDING64 * max(float(const.sse), 1.0) and close(best.sse, const.sse)
+    return verdict(ok, f"best affine squared error {g(best.sse)} (slopes {g(best.slope_x0)}, {g(best.slope_x1)}); "
+                       f"constant guess {g(const.sse)}")
 
 
 # ---- D: depth ------------------------------------------------------------------------------------
@@ -935,3 +1045,54 @@ def loss_only_catches_half(t: Tables) -> Result:
     visible = [b for b in BUGS if str(s.loc[b, "loss_only_dashboard"]).startswith("visible")]
     return verdict(2 * len(visible) == len(BUGS), f"visible on the loss curve: {', '.join(visible) or 'none'} "
                                                  f"({len(visible)} of {len(BUGS)})")
+
+
+@relation("C1/summary")
+def unshifted_best_train_loss_of_five(t: Tables) -> Result:
+    s = _c1(t).loc[["correct", *BUGS], "final_train_loss"]  # the five runs, not the clipped control
+    return verdict(s.idxmin() == "unshifted_targets", "final training loss: " + ", ".join(f"{v} {g(x)}" for v, x in s.items()))
+
+
+@relation("C1/grad_norms")
+def no_zero_grad_norm_keeps_growing(t: Tables) -> Result:
+    d = t["C1/grad_norms"]
+
+    def quarter_means(variant: str) -> list[float]:
+        v = d[(d.variant == variant) & (d.group == "total")].sort_values("step")["grad_norm"].to_numpy(float)
+        return [float(q.mean()) for q in np.array_split(v, 4) if len(q)]
+
+    pile, ref = quarter_means("no_zero_grad"), quarter_means("correct")
+    ahead = [p / r for p, r in zip(pile, ref)]  # the pile against the correct run's own gradient
+    ok = len(pile) == len(ref) == 4 and bool(np.all(np.diff(pile) > 0) and np.all(np.diff(ahead) > 0))
+    return verdict(ok, "total gradient norm, quarter means of the logged steps: no zero_grad " + ", ".join(map(g, pile))
+                       + "; over the correct run's x" + ", x".join(map(g, ahead)))
+
+
+@relation("C1/checks/sgd_steps")
+def sgd_loss_x40_is_40x_lr(t: Tables) -> Result:
+    d = t["C1/checks/sgd_steps"]
+    tol = math.sqrt(EPS64) * d["max_abs_move"]  # half the float64 digits of how far the weights moved
+    ok = len(d) > 1 and bool((d.max_abs_diff_vs_scaled_lr <= tol).all() and (d.max_abs_diff_vs_unscaled > tol).all())
+    return verdict(ok, f"over {len(d)} steps: largest |loss x40 - 40x lr| weight difference {g(d.max_abs_diff_vs_scaled_lr.max())}"
+                       f", weights moved up to {g(d.max_abs_move.max())}; vs the unscaled run {g(d.max_abs_diff_vs_unscaled.min())} or more")
+
+
+@relation("C1/checks/one_step")
+def adamw_loss_x40_step_up_to_eps(t: Tables) -> Result:
+    d = t["C1/checks/one_step"]
+    a, s = row(d, "optimizer", "adamw"), row(d, "optimizer", "sgd")
+    only_eps = a.residual_norm <= math.sqrt(EPS64) * a.step_norm_unscaled  # the difference is the eps term
+    ok = bool(only_eps and a.diff_over_step < 1 and close(s.diff_over_step, s.scale - 1, 1e-9))
+    return verdict(ok, f"AdamW: the x{g(a.scale)} step differs by {g(a.diff_over_step)} of the step, eps term predicts "
+                       f"{g(a.eps_term_norm)} of {g(a.diff_norm)} (residual {g(a.residual_norm)}); SGD differs by {g(s.diff_over_step)}")
+
+
+@relation("C1/checks/drift")
+def detached_table_ends_at_init(t: Tables) -> Result:
+    d = t["C1/checks/drift"]
+    det = d[(d.variant == "detached_positions") & (d.group == "position_table")]
+    cor = d[(d.variant == "correct") & (d.group == "position_table")]
+    ok = (len(det) == 1 and len(cor) == 1 and truthy(det.unchanged.iloc[0]) and float(det.max_abs_change.iloc[0]) == 0
+          and float(cor.max_abs_change.iloc[0]) > 0)
+    return verdict(ok, f"position table, largest change from its initial value: detached "
+                       f"{det.max_abs_change.tolist()} (bit-identical {det.unchanged.tolist()}), correct {cor.max_abs_change.tolist()}")

@@ -122,7 +122,23 @@ def _fraction(w: float) -> str:
     return str(Fraction(w).limit_denominator(10_000))
 
 
-def measure_l3(split: list[int], in_features: int, out_features: int, seed: int) -> dict:
+def equal_ranks(split: list[int], in_features: int, out_features: int, seed: int) -> pd.DataFrame:
+    """The L3 reductions for ranks of equal size: the average of rank means needs no weights there."""
+    if len(set(split)) != 1:
+        raise ValueError(f"config key 'lifetimes.equal_split' = {split} must hold one size repeated")
+    n = sum(split)
+    model, x, y = _problem(n, in_features, out_features, seed)
+    full = _mse_grad(model, x, y)
+    bounds = [sum(split[:i]) for i in range(len(split) + 1)]
+    means = [_mse_grad(model, x[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:])]
+    naive = sum(means) / len(means)
+    weighted = sum(c * m for c, m in zip(split, means)) / n
+    return pd.DataFrame([{"split": "+".join(map(str, split)), "reduction": name,
+                          "max_abs_diff_vs_single_process": (g - full).abs().max().item(), "grad_norm": g.norm().item()}
+                         for name, g in (("average of rank means", naive), ("rank means weighted by count", weighted))])
+
+
+def measure_l3(split: list[int], in_features: int, out_features: int, seed: int, equal_split: list[int]) -> dict:
     """L3: two simulated ranks; averaging rank means errs, count weighting or global sum/N agrees."""
     n = sum(split)
     model, x, y = _problem(n, in_features, out_features, seed)
@@ -144,4 +160,5 @@ def measure_l3(split: list[int], in_features: int, out_features: int, seed: int)
              ("sum_over_elements_max_diff", (summed - full).abs().max().item()),
              ("naive_weight_rank0", _fraction(w_naive[0])), ("naive_weight_rank1", _fraction(w_naive[-1])),
              ("counted_weight", _fraction(w_counted[0]))]
-    return {"values": values_table("L3", items), "ranks": table}
+    return {"values": values_table("L3", items), "ranks": table,
+            "equal": equal_ranks(equal_split, in_features, out_features, seed)}

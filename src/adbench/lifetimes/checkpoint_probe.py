@@ -10,6 +10,7 @@ import torch
 from .. import timing
 from ..tables import values_table
 from .checkpoint import MODES, account, build, forward, grads_of, hook_calls_per_block
+from .segments import segment_sweep
 
 log = logging.getLogger(__name__)
 SLOW, FAST = "checkpointed", "plain"
@@ -61,7 +62,8 @@ def measure_l6_memory(width: int, hidden: int, blocks: int, batch: int, segments
                                  "checkpointed": [i < blocks - seg for i in range(blocks)]})
     return {"values": values_table("L6", items, notes), "accounting": acc.reset_index(),
             "per_block": per_block_df, "checks": checks,
-            "saved": pd.concat(saved, ignore_index=True).astype({"shape": str})}
+            "saved": pd.concat(saved, ignore_index=True).astype({"shape": str}),
+            "segments": segment_sweep(width, hidden, blocks, batch, seed)}  # last: the rows above come first
 
 
 def make_candidates(width: int, hidden: int, blocks: int, batch: int, segments: int, seed: int) -> dict:

@@ -8,6 +8,7 @@ import pandas as pd
 import torch
 
 from ..tables import values_table
+from .inplace import inplace_cases
 
 F64 = torch.float64
 
@@ -37,7 +38,25 @@ def measure_l4(x: list[float]) -> dict:
     items += [("y_grad_default", f"{default_y_grad} (not retained)")]
     items += [("y_grad_warning", " ".join(str(caught[0].message).split()[:12]) if caught else "no warning")]
     items += [(f"y_grad_retained_{i}", v) for i, v in enumerate(yr.grad.tolist())]
-    return {"values": values_table("L4", items), "tensors": table}
+    return {"values": values_table("L4", items), "tensors": table, "branches": branch_gradients(x)}
+
+
+def branch_gradients(x: list[float]) -> pd.DataFrame:
+    """An if on the data picks w_pos * x or w_neg * x; backward reaches only the parameter on the
+    path that ran. Called on x and on -x, so each parameter is once taken and once not."""
+    rows = []
+    for name, sign in (("x", 1.0), ("-x", -1.0)):
+        xt = sign * torch.tensor(x, dtype=F64)
+        w_pos = torch.tensor(1.0, dtype=F64, requires_grad=True)
+        w_neg = torch.tensor(1.0, dtype=F64, requires_grad=True)
+        positive = bool(xt.sum() > 0)
+        y = (w_pos * xt).sum() if positive else (w_neg * xt).sum()  # eager autograd records this branch only
+        y.backward()
+        for param, w, taken in (("w_pos", w_pos, positive), ("w_neg", w_neg, not positive)):
+            rows.append({"input": name, "branch_taken": "w_pos * x" if positive else "w_neg * x", "parameter": param,
+                         "in_taken_branch": taken, "grad_is_none": w.grad is None,
+                         "grad": float("nan") if w.grad is None else w.grad.item()})
+    return pd.DataFrame(rows)
 
 
 def _error_text(fn) -> str:
@@ -82,7 +101,7 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     storage, stale = silent_stale_gradient(x, shift)
     items += [(f"mutated_storage_{i}", v) for i, v in enumerate(storage)]
     items += [(f"stale_grad_{i}", v) for i, v in enumerate(stale)]
-    return {"values": values_table("L5", items), "errors": errors}
+    return {"values": values_table("L5", items), "errors": errors, "inplace": inplace_cases(x, shift)}
 
 
 def silent_stale_gradient(x: list[float], shift: float) -> tuple[list[float], list[float]]:

@@ -23,6 +23,19 @@ def gradient_check(inputs, targets, hidden: int, init_range: float, seed: int, h
                          "abs_diff": np.abs(np.subtract(grads, cd))})
 
 
+def linear_fit(inputs: list, targets: list) -> pd.DataFrame:
+    """The best affine model of the rows (float64 least squares) beside the best constant: its squared error
+    shows what no linear decision rule can do on these rows, whatever the optimizer."""
+    x, y = np.asarray(inputs, dtype=float), np.asarray(targets, dtype=float)
+    design = np.column_stack([np.ones(len(x)), x])   # (rows, 1 + inputs): intercept, then one slope per input
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    rows = [{"model": "affine least squares", "sse": float(np.sum((design @ coef - y) ** 2)),
+             "intercept": coef[0], **{f"slope_x{j}": c for j, c in enumerate(coef[1:])}},
+            {"model": "constant (target mean)", "sse": float(np.sum((y.mean() - y) ** 2)), "intercept": y.mean(),
+             **{f"slope_x{j}": 0.0 for j in range(x.shape[1])}}]
+    return pd.DataFrame(rows)
+
+
 def ulp_sensitivity(inputs, targets, hidden: int, init_range: float, seeds: int, steps: int,
                     lr: float, offsets: list[int], threshold: float) -> pd.DataFrame:
     """Per seed: stuck copies among W1[0][0] nudged by each ulp offset (numpy float64 control)."""
@@ -94,4 +107,4 @@ def measure_o1(gd_finals: pd.DataFrame, gd_curves: pd.DataFrame, adam_finals: pd
     values = values_table("O1", items, notes=notes)
     values["unjudged_reason"] = [unjudged_reason(q, gradcheck["seed"], ulp) for q in values.quantity]
     return {"values": values, "seeds": per_seed,
-            "gradcheck": check, "ulp": ulp}
+            "gradcheck": check, "ulp": ulp, "linear": linear_fit(inputs, targets)}

@@ -90,8 +90,23 @@ def measure_s3(a: float, b: float) -> dict:
     return {"values": values_table("S3", items), "routes": routes}
 
 
-def measure_s4(a: float, b: float) -> dict:
-    """S4: the correct tape, the overwrite bug and the wrong-order bug; count exceptions."""
+def overwrite_factor(a: float, bs: list[float]) -> pd.DataFrame:
+    """Per b: the overwrite bug's dL/da against the correct tape's (both on the tape, at the same a).
+
+    The overwrite keeps the route through m (dL/dz * b), the correct tape adds the direct route
+    (dL/dz * (b + 1)); their ratio is a property of b, not of the bug."""
+    rows = []
+    for b in bs:
+        _, correct, _ = tape_gradients(a, b)
+        _, overwrite, _ = tape_gradients(a, b, overwrite=True)
+        rows.append({"a": a, "b": b, "correct_dL_da": correct, "overwrite_dL_da": overwrite,
+                     "overwrite_over_correct": overwrite / correct if correct != 0 else math.nan})
+    return pd.DataFrame(rows)
+
+
+def measure_s4(a: float, b: float, factor_b: list[float]) -> dict:
+    """S4: the correct tape, the overwrite bug and the wrong-order bug; count exceptions;
+    the overwrite/correct ratio over the b values `factor_b`."""
     rows, raised = [], 0
     for name, kw in [("correct +=", {}), ("BUG = (overwrite)", {"overwrite": True}),
                      ("BUG wrong order", {"order": "forward"})]:
@@ -108,7 +123,7 @@ def measure_s4(a: float, b: float) -> dict:
     items = [("overwrite_dL_da", rows[2]["dL_da"]), ("overwrite_dL_db", rows[2]["dL_db"]),
              ("wrong_order_dL_da", rows[3]["dL_da"]), ("wrong_order_dL_db", rows[3]["dL_db"]),
              ("exceptions_raised", raised)]
-    return {"values": values_table("S4", items), "variants": table}
+    return {"values": values_table("S4", items), "variants": table, "factor": overwrite_factor(a, factor_b)}
 
 
 class Neuron:

@@ -61,8 +61,38 @@ def measure_t1(x: list, w: list, upstream: list) -> dict:
     return {"values": values_table("T1", items), "matrices": pd.DataFrame(rows)}
 
 
-def measure_t2(logits: list, target: int, overflow_logits: list) -> dict:
-    """T2: softmax cross-entropy by hand vs torch; the naive softmax overflow and the shifted fix."""
+def token_reductions(vocab: int, tokens: list[int], padded: int, width: int, seed: int) -> pd.DataFrame:
+    """Cross-entropy of the first n tokens of one seeded batch through a shared float64 weight W
+    (logits = x W), reduced by sum and by mean; with `padded` trailing targets set to the ignore index
+    the mean divides by the tokens still counted. One row per (n, ignored)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(max(tokens), width, dtype=F64, generator=gen)   # (N, width)
+    w0 = torch.randn(width, vocab, dtype=F64, generator=gen)        # (width, vocab)
+    targets = torch.randint(vocab, (max(tokens),), generator=gen)   # (N,)
+    ignore = -100  # cross_entropy's default ignore_index
+
+    def grad(n: int, y: torch.Tensor, reduction: str) -> torch.Tensor:
+        w = w0.clone().requires_grad_()
+        torch.nn.functional.cross_entropy(x[:n] @ w, y, reduction=reduction, ignore_index=ignore).backward()
+        return w.grad
+
+    rows = []
+    for n in tokens:
+        for pad in sorted({0, padded}):
+            if pad >= n:
+                continue
+            y = targets[:n].clone()
+            y[n - pad:] = ignore
+            g_sum, g_mean = grad(n, y, "sum"), grad(n, y, "mean")
+            rows.append({"tokens": n, "ignored": pad, "counted": n - pad, "grad_norm_sum": g_sum.norm().item(),
+                         "grad_norm_mean": g_mean.norm().item(),
+                         "sum_over_mean": (g_sum.norm() / g_mean.norm()).item()})
+    return pd.DataFrame(rows)
+
+
+def measure_t2(logits: list, target: int, overflow_logits: list, reduction: dict) -> dict:
+    """T2: softmax cross-entropy by hand vs torch; the naive softmax overflow and the shifted fix;
+    the sum and mean reductions over token counts (`reduction`: tokens, padded, width, seed)."""
     p, loss, dz = rules.softmax_xent_backward(logits, target)
     zt = _t(logits).requires_grad_()
     ref = torch.nn.functional.cross_entropy(zt[None], torch.tensor([target]))
@@ -78,7 +108,8 @@ def measure_t2(logits: list, target: int, overflow_logits: list) -> dict:
     items = _items(rows) + [("loss", loss), ("torch_loss_diff", abs(loss - ref.item())),
                             ("max_diff_dz", _maxdiff(_t(dz), zt.grad)), ("grad_sum", sum(dz)),
                             ("naive_overflow", naive)]
-    return {"values": values_table("T2", items), "matrices": pd.DataFrame(rows)}
+    return {"values": values_table("T2", items), "matrices": pd.DataFrame(rows),
+            "reductions": token_reductions(len(logits), **reduction)}
 
 
 def measure_t3(q: list, k: list, v: list, upstream: list) -> dict:
