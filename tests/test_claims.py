@@ -142,6 +142,10 @@ def test_the_report_shows_conclusions_and_each_familys_claims():
                   claims=claims, claims_summary=judge.counts(claims, fams))
     conclusions = html[html.index('id="conclusions"'):html.index('id="family-scalar"')]
     assert html.index('id="summary"') < html.index('id="conclusions"')
+    total = judge.counts(claims, fams).set_index("family").loc["all"]
+    summary = " ".join(html[html.index('id="summary"'):html.index('<nav class="toc"')].split())
+    assert (f'<a href="#conclusions">Claims</a>: {total.holds} hold, {total.fails} fail, {total["not judged"]} '
+            f"not judged, of {total.claims}.") in summary
     assert '<a href="#S5">S5</a>' in conclusions and "fails" in conclusions
     assert 'id="claim-S3.routes-add"' in html[html.index('id="family-scalar"'):]
     assert "http://" not in html and "https://" not in html.replace("https://www.w3.org", "")

@@ -279,6 +279,27 @@ def test_summary_table_counts_five_outcomes_and_scores_judged_rows():
     assert table.loc["all", ["matched", "judged"]].tolist() == [3, 5]
 
 
+def test_summary_table_carries_each_familys_claims_counts():
+    """summary.csv's claims columns copy results/claims_summary.csv per family (and 'all'); a family the
+    claims summary lacks, or a run without claims, counts 0, and each row still holds one family."""
+    from adbench.verdicts.summary import CLAIMS_COLUMNS, summary_table, with_claims
+    cmp = _cmp(["match", "match", "MISMATCH"], ids=["S1", "T1", "C1"])
+    claims = pd.DataFrame([{"family": "scalar", "holds": 3, "fails": 1, "not judged": 2, "claims": 6},
+                           {"family": "tensor", "holds": 2, "fails": 0, "not judged": 0, "claims": 2},
+                           {"family": "all", "holds": 5, "fails": 1, "not judged": 2, "claims": 8}])
+    table = with_claims(summary_table(cmp, FAMS), claims)
+    assert list(table.columns[-4:]) == list(CLAIMS_COLUMNS.values()) == \
+        ["claims_holds", "claims_fails", "claims_not_judged", "claims"]
+    t = table.set_index("family")
+    assert t.loc["scalar", list(CLAIMS_COLUMNS.values())].tolist() == [3, 1, 2, 6]
+    assert t.loc["charlm", list(CLAIMS_COLUMNS.values())].tolist() == [0, 0, 0, 0]   # no claims row: 0
+    assert t.loc["all", "claims"] == 8 and t.loc["all", "MISMATCH"] == 1
+    assert table.family.tolist() == ["scalar", "tensor", "charlm", "all"]
+    none = with_claims(summary_table(cmp, FAMS), None)   # control: no claims judged
+    assert (none[list(CLAIMS_COLUMNS.values())] == 0).all().all()
+    assert none.drop(columns=list(CLAIMS_COLUMNS.values())).equals(summary_table(cmp, FAMS))
+
+
 def test_report_summary_shows_every_outcome_and_the_score():
     from adbench.render.page import render
     html = render(str(TEMPLATES), _cmp(list(STATUSES)), {"tables": {}, "figures": {}, "metas": [], "paths": []})
@@ -303,10 +324,13 @@ def test_comparison_job_returns_the_per_family_summary(tmp_path):
     values = tmp_path / "values.csv"
     pd.DataFrame({"id": ["S1", "S1"], "quantity": ["q", "q2"], "value": [2.0, 1e-300], "note": ""}).to_csv(values)
     families = [{"key": "scalar", "title": "Scalar", "ids": ["S1"], "order": 1}]
-    out = measure_comparison([str(values)], [str(values)], str(doc), families)
+    claims = pd.DataFrame([{"family": "scalar", "holds": 4, "fails": 1, "not judged": 0, "claims": 5},
+                           {"family": "all", "holds": 4, "fails": 1, "not judged": 0, "claims": 5}])
+    out = measure_comparison([str(values)], [str(values)], str(doc), families, claims_summary=claims)
     summary = out["summary"].set_index("family")
     assert summary.loc["scalar", ["match", "MISMATCH", "judged"]].tolist() == [1, 1, 2]
     assert summary.loc["all", "score"] == 0.5
+    assert summary.loc["all", ["claims_holds", "claims_fails", "claims"]].tolist() == [4, 1, 5]
 
 
 def test_no_verdict_from_a_values_file_that_changed_after_its_job_wrote_it(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
 # Verdicts: every registered values.csv joined to the documented table (adbench.verdicts), with the
-# per-family outcome counts and reproduction score.
+# per-family outcome counts and reproduction score, and beside them each family's claims counts.
 
 
 rule report_compare:
@@ -8,9 +8,11 @@ rule report_compare:
         # every registered output, checked against what its job recorded before any verdict (adbench.cache)
         files=report_inputs,
         documented=source_file(ROOT / "src/adbench/data/documented.csv"),
+        # the claims counts per family (rule report_claims): summary.csv's claims_* columns
+        claims_summary="results/claims_summary.csv",
     output:
         comparison=report("results/comparison.csv", caption="../captions/comparison.rst", category="Comparison"),
-        # outcome counts and reproduction score per family and overall
+        # outcome counts, reproduction score and claims counts per family and overall
         summary="results/summary.csv",
     log:
         LOG("report_compare"),
@@ -31,7 +33,7 @@ rule report_compare:
 
 
 # Claims: the documents' conclusions (src/adbench/data/claims.csv), each tested by a registered relation
-# over the family outputs; per-family counts go to a file of their own so summary.csv stays as it was.
+# over the family outputs; per-family counts go to results/claims_summary.csv, which summary.csv copies.
 rule report_claims:
     input:
         files=report_inputs,

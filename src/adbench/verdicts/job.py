@@ -10,7 +10,7 @@ from .. import cache
 from ..families import from_dicts
 from ..io import read_csv
 from . import documented
-from .summary import summary_table
+from .summary import summary_table, with_claims
 from .verdict import NOT_JUDGED, compare
 
 
@@ -49,9 +49,10 @@ def untrusted_column(summary: pd.DataFrame, untrusted: dict[str, str], families:
 
 
 def measure_comparison(values_path: list[str], files_path: list[str], documented_path: str, families: list[dict],
-                       reduced: bool = False) -> dict:
+                       reduced: bool = False, claims_summary: pd.DataFrame | None = None) -> dict:
     """Join measured to documented (one row per documented quantity), and the per-family summary:
-    outcome counts and reproduction score (written where the rule declares a `summary` output).
+    outcome counts and reproduction score, then the family's claims counts from `claims_summary`
+    (results/claims_summary.csv; written where the rule declares a `summary` output).
     `values_path`: every registered values.csv; `files_path`: every registered output, checked against
     the records its jobs wrote (adbench.cache) first; `documented_path`: the table, loaded (and checked) here."""
     # a file without a record (e.g. from before records were kept) is named in the report, not withheld
@@ -61,6 +62,6 @@ def measure_comparison(values_path: list[str], files_path: list[str], documented
         columns=["id", "quantity", "value", "note"])
     comparison = withhold(compare(documented.load(documented_path), measured, reduced=reduced), untrusted)
     fams = from_dicts(families)
-    summary = summary_table(comparison, fams)
+    summary = with_claims(summary_table(comparison, fams), claims_summary)
     return {"comparison": comparison,
             "summary": untrusted_column(summary, untrusted, fams) if untrusted else summary}

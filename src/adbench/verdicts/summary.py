@@ -1,4 +1,5 @@
-"""Outcome counts and the reproduction score, per family and overall (results/summary.csv, the report's summary)."""
+"""Outcome counts and the reproduction score, per family and overall (results/summary.csv, the report's summary),
+beside the claims counts of the same family (results/claims_summary.csv)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,20 @@ def summary_table(comparison: pd.DataFrame, families: list[Family]) -> pd.DataFr
     rows.append({"family": "all", **total["counts"], "matched": total["matched"], "judged": total["judged"],
                  "score": total["score"]})
     return pd.DataFrame(rows)
+
+
+# summary.csv's claims columns, from results/claims_summary.csv's (holds, fails, not judged, claims)
+CLAIMS_COLUMNS = {"holds": "claims_holds", "fails": "claims_fails", "not judged": "claims_not_judged",
+                  "claims": "claims"}
+
+
+def with_claims(summary: pd.DataFrame, claims_summary: pd.DataFrame | None) -> pd.DataFrame:
+    """summary.csv with the claims counts of each family (and of 'all') as four more columns, so each row
+    keeps one family: `claims_holds`, `claims_fails`, `claims_not_judged` and `claims` (their total).
+    A family without claims, or a run that judged none (`claims_summary` None), counts 0."""
+    out = summary.copy()
+    counts = pd.DataFrame(columns=["family", *CLAIMS_COLUMNS]) if claims_summary is None else claims_summary
+    by_family = counts.set_index("family")
+    for src, col in CLAIMS_COLUMNS.items():
+        out[col] = [int(by_family.at[f, src]) if f in by_family.index else 0 for f in out.family]
+    return out
