@@ -69,6 +69,45 @@ def test_label_and_snapshot_never_clobbers(tmp_path):
     assert sorted(p.name for p in dest.parent.iterdir()) == ["a"]  # no staging leftovers
 
 
+# --- claims whose verdict changed ---------------------------------------------------------------
+def _claims(verdicts):
+    return pd.DataFrame([{"claim": c, "id": c.split(".")[0], "scope": "any", "verdict": v, "reason": f"reads {v}",
+                          "conclusion": f"{c}.", "doc": "000", "section": "s"} for c, v in verdicts.items()])
+
+
+def test_claim_changes_list_the_changed_verdicts_first():
+    from adbench.history.changes import CLAIM_COLUMNS, claim_changes
+    old = _claims({"S1.a": "holds", "S2.b": "holds", "S3.c": "fails", "S9.gone": "holds"})
+    new = _claims({"S1.a": "holds", "S2.b": "fails", "S3.c": "holds", "S4.new": "fails"})
+    out = claim_changes(old, new, "arch", "then-env", "now-env")
+    assert list(out.columns) == CLAIM_COLUMNS
+    assert out.claim.tolist() == ["S2.b", "S3.c", "S1.a", "S4.new", "S9.gone"]   # changed first, in table order
+    assert out.status.tolist() == ["changed", "changed", "same", "new", "removed"]
+    assert out.changed.tolist() == [True, True, False, False, False]
+    b = out.set_index("claim").loc["S2.b"]
+    assert (b.old, b.new, b.old_reason, b.new_reason) == ("holds", "fails", "reads holds", "reads fails")
+    assert b.archive == "arch"
+    same = claim_changes(new, new, "arch")   # negative control: the same verdicts change nothing
+    assert not same.changed.any() and set(same.status) == {"same"}
+
+
+def test_an_archive_without_claims_records_none_and_still_loads(tmp_path):
+    from adbench.history.changes import NO_CLAIMS, measure_changes
+    cmp = pd.DataFrame([{"id": "S1", "quantity": "g", "documented": "1.0", "measured": 1.0, "kind": "exact"}])
+    for name, with_claims in (("old", False), ("new", True)):
+        (tmp_path / name).mkdir()
+        cmp.to_csv(tmp_path / name / "comparison.csv", index=False)
+        (tmp_path / name / "MANIFEST.json").write_text(json.dumps({"versions": {"torch": "2.13.0"}, "device": "cpu"}))
+        if with_claims:
+            _claims({"S1.a": "fails"}).to_csv(tmp_path / name / "claims.csv", index=False)
+    out = measure_changes(cmp, [str(tmp_path / "old"), str(tmp_path / "new")], 0.05, {"versions": {}, "device": "cpu"},
+                          claims=_claims({"S1.a": "holds"}))
+    by = out["claims_changes"].set_index("archive")
+    assert by.loc["old", "status"] == "unrecorded" and by.loc["old", "old_reason"] == NO_CLAIMS
+    assert by.loc["new", ["old", "new", "status"]].tolist() == ["fails", "holds", "changed"]
+    assert out["changes"].archive.tolist() == ["old", "new"]   # the numbers are compared as before
+
+
 # --- when a timing has moved: Mann-Whitney on the raw samples, effect threshold, provenance ---
 import itertools  # noqa: E402
 import json  # noqa: E402

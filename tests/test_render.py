@@ -61,6 +61,34 @@ def test_report_and_history_print_the_generated_rules(tmp_path):
     assert "Mann-Whitney" in page and "25%" in page and "7%" in page
 
 
+def test_what_changed_lists_the_claims_whose_verdict_changed_first():
+    from adbench.history.changes import claim_changes
+    from adbench.render.page import claim_changes_context
+
+    def claims(verdicts):
+        return pd.DataFrame([{"claim": c, "id": "S1", "scope": "any", "verdict": v, "reason": f"reads {v}",
+                              "conclusion": f"{c} is so.", "doc": "000", "section": "s"} for c, v in verdicts.items()])
+    now = claims({"S1.a": "fails", "S1.b": "holds", "S1.c": "holds"})
+    cc = pd.concat([claim_changes(claims({"S1.a": "holds", "S1.b": "holds"}), now, "base"),
+                    claim_changes(None, now, "older")])
+    rows = [dict(zip(COLUMNS, [a, "S1", "q", "exact", "1", "1", "2", 1.0, 2.0, True, "moved", "±5.0e-01", "t1", "t2"]))
+            for a in ("base", "older")]
+    html = _render(extra={"changes": pd.DataFrame(rows), "claim_changes": claim_changes_context(cc)},
+                   families=[Family("scalar", "Scalar", ("S1",), 1)])
+    base = html[html.index("<h3>Against <code>base</code>"):html.index("<h3>Against <code>older</code>")]
+    assert "1 claim(s) changed verdict; 1 kept theirs" in base
+    assert base.index('href="#claim-S1.a"') < base.index("documented quantities moved")   # claims first
+    assert 'data-then="holds" data-now="fails"' in base and "now: reads fails" in base and "then: reads holds" in base
+    assert 'href="#claim-S1.b"' not in base                                          # unchanged: not listed
+    assert "New since that run (not compared): <code>S1.c</code>" in base
+    older = html[html.index("<h3>Against <code>older</code>"):]
+    assert "no claims recorded in that run" in older and "changed verdict" not in older
+    same = claim_changes_context(claim_changes(now, now, "base"))   # control: nothing changed
+    html = _render(extra={"changes": pd.DataFrame(rows[:1]), "claim_changes": same},
+                   families=[Family("scalar", "Scalar", ("S1",), 1)])
+    assert "No claim changed its verdict (3 compared)." in html
+
+
 # --- the GPT-2 banner --------------------------------------------------------------------------------
 
 def test_the_banner_reads_the_model_record_and_the_config():

@@ -12,8 +12,12 @@ rule report_changes:
     input:
         [f"archive/{label}/MANIFEST.json" for label in config["compare_to"]],  # the archives compared
         comparison="results/comparison.csv",
+        # this run's claims, against the archives' (an archive made before archives held claims.csv has none)
+        claims="results/claims.csv",
     output:
         changes=report("results/changes.csv", caption="../captions/changes.rst", category="Comparison"),
+        # every claim per compared archive, whose verdict changed first (adbench.history.changes.claim_changes)
+        claims_changes="results/claims_changes.csv",
     log:
         LOG("report_changes"),
     benchmark:
@@ -41,6 +45,9 @@ rule report_changes:
 rule archive:
     input:
         comparison="results/comparison.csv",
+        # the claims' verdicts and counts: "What changed" and the history list the claims whose verdict changed
+        claims="results/claims.csv",
+        claims_summary="results/claims_summary.csv",
         files=report_inputs,
         # raw timing samples: "What changed" and the matrix history test them against a later run
         samples=lambda w: sorted(

@@ -9,6 +9,7 @@ rule render_report:
         comparison="results/comparison.csv",
         changes="results/changes.csv",
         claims="results/claims.csv",
+        claims_changes="results/claims_changes.csv",
         claims_summary="results/claims_summary.csv",
         files=report_inputs,
         # which GPT-2 ran (the banner reads it); none when no rules file declares the GPT-2 family

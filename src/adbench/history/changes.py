@@ -135,14 +135,66 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+# ---- claims: whose verdict changed -------------------------------------------------------------------
+# status of one claim between two runs: its verdict changed, stayed the same, the claim is new in this run,
+# it was removed from the table, or the earlier run recorded no claims at all (an archive made before
+# archives held claims.csv)
+CLAIM_STATUSES = ("changed", "same", "new", "removed", "unrecorded")
+CLAIM_COLUMNS = ["archive", "claim", "id", "old", "new", "changed", "status", "old_reason", "new_reason",
+                 "conclusion", "old_env", "new_env"]
+NO_CLAIMS = "no claims recorded in that run"
+
+
+def archived_claims(root) -> pd.DataFrame | None:
+    """An archived run's (or results folder's) claims.csv as text cells; None when that run recorded none."""
+    path = Path(root) / "claims.csv"
+    return pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else None
+
+
+def claim_changes(old: pd.DataFrame | None, new: pd.DataFrame, archive: str, old_env: str = "",
+                  new_env: str = "") -> pd.DataFrame:
+    """Every claim of two runs (their claims.csv) with whether its verdict changed, the claims whose verdict
+    changed first (in this run's order), then the rest. `old` None: the earlier run recorded no claims, so
+    every claim reads `unrecorded` with the reason NO_CLAIMS (nothing is compared)."""
+    new = new.fillna("").astype(str)
+    rows = []
+    if old is None:
+        for r in new.itertuples(index=False):
+            rows.append({"claim": r.claim, "id": r.id, "old": "", "new": r.verdict, "status": "unrecorded",
+                         "old_reason": NO_CLAIMS, "new_reason": r.reason, "conclusion": r.conclusion})
+    else:
+        before = old.fillna("").astype(str).drop_duplicates("claim").set_index("claim")
+        for r in new.itertuples(index=False):
+            if r.claim not in before.index:
+                status, was, why = "new", "", "not in that run's claims"
+            else:
+                was, why = before.at[r.claim, "verdict"], before.at[r.claim, "reason"]
+                status = "same" if was == r.verdict else "changed"
+            rows.append({"claim": r.claim, "id": r.id, "old": was, "new": r.verdict, "status": status,
+                         "old_reason": why, "new_reason": r.reason, "conclusion": r.conclusion})
+        for claim, r in before[~before.index.isin(set(new.claim))].iterrows():
+            rows.append({"claim": claim, "id": r.id, "old": r.verdict, "new": "", "status": "removed",
+                         "old_reason": r.reason, "new_reason": "not in this run's claims", "conclusion": r.conclusion})
+    out = pd.DataFrame(rows, columns=["claim", "id", "old", "new", "status", "old_reason", "new_reason", "conclusion"])
+    out = out.assign(archive=archive, changed=out.status == "changed", old_env=old_env, new_env=new_env)
+    order = out.status.map({s: i for i, s in enumerate(CLAIM_STATUSES)})
+    return out.iloc[order.argsort(kind="stable")].reset_index(drop=True)[CLAIM_COLUMNS]
+
+
 def measure_changes(comparison: pd.DataFrame, archives: list[str], rel_threshold: float, current_env: dict,
-                    timing_threshold: float = 0.10, results_dir: str = "results") -> dict:
-    """results/changes.csv: this run (its `comparison` table) against each archive listed in compare_to."""
+                    timing_threshold: float = 0.10, results_dir: str = "results",
+                    claims: pd.DataFrame | None = None) -> dict:
+    """results/changes.csv: this run (its `comparison` table) against each archive listed in compare_to;
+    results/claims_changes.csv: this run's `claims` (results/claims.csv) against each archive's."""
     new = comparison
-    frames = []
+    frames, claim_frames = [], []
     for path in archives:
         manifest = json.loads((Path(path) / "MANIFEST.json").read_text())
+        old_env, new_env = environment_line(manifest), environment_line(current_env)
         frames.append(changes(read_csv(Path(path) / "comparison.csv"), new, Path(path).name,
-                              environment_line(manifest), environment_line(current_env), rel_threshold,
-                              timing_threshold, Path(path), Path(results_dir)))
-    return {"changes": pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)}
+                              old_env, new_env, rel_threshold, timing_threshold, Path(path), Path(results_dir)))
+        if claims is not None:
+            claim_frames.append(claim_changes(archived_claims(path), claims, Path(path).name, old_env, new_env))
+    return {"changes": pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS),
+            "claims_changes": pd.concat(claim_frames, ignore_index=True) if claim_frames
+            else pd.DataFrame(columns=CLAIM_COLUMNS)}

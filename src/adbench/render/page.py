@@ -178,6 +178,22 @@ def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None) ->
     return {"rows": rows, "by_id": dict(by_id), "counts": counts}
 
 
+def claim_changes_context(claims_changes: pd.DataFrame | None) -> dict:
+    """Archive label -> what "What changed" shows of its claims (results/claims_changes.csv): the claims whose
+    verdict changed (first), counts of the rest, and whether that run recorded claims at all."""
+    if claims_changes is None or not len(claims_changes):
+        return {}
+    out = {}
+    for archive, rows in claims_changes.fillna("").groupby("archive", sort=False):
+        status = rows.status
+        out[archive] = {"recorded": not (status == "unrecorded").all(),
+                        "changed": rows[status == "changed"].to_dict("records"),
+                        "same": int((status == "same").sum()),
+                        "new": rows[status == "new"].claim.tolist(),
+                        "removed": rows[status == "removed"].claim.tolist()}
+    return out
+
+
 def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Environment:
     """The jinja2 environment of every page (report and history share macros.html.j2, so its filters)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
@@ -221,6 +237,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
         "claims": claims_context(claims, claims_summary),
+        "claim_changes": {},  # archive -> claims whose verdict changed (measure_report fills it)
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)
@@ -229,14 +246,15 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
 def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
                    reduced: bool, rules: list[str], families: list[dict], settings: dict,
                    claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
-                   template_dir: str | None = None) -> dict:
+                   claims_changes: pd.DataFrame | None = None, template_dir: str | None = None) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
     from . import TEMPLATES
 
     # before rendering: every registered file against its job's record (adbench.cache), for the banner
     integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
-    extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity}
+    extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity,
+             "claim_changes": claim_changes_context(claims_changes)}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
                   families=from_dicts(families), config=settings, model=model[0] if model else None,
                   claims=claims, claims_summary=claims_summary)
