@@ -115,6 +115,44 @@ def test_history_finds_the_first_run_where_a_quantity_moved(tmp_path):
     assert table.loc[("run", "status"), "bad"].startswith("failed (environment): ERROR: No matching")
 
 
+def _claims_csv(root, verdicts):
+    pd.DataFrame([{"claim": c, "id": c.split(".")[0], "scope": "any", "verdict": v, "reason": f"reads {v}",
+                   "conclusion": f"{c} holds.", "doc": "000", "section": "s"} for c, v in verdicts.items()]
+                 ).to_csv(root / "claims.csv", index=False)
+
+
+def test_history_lists_the_claims_first_and_the_run_where_a_verdict_changed(tmp_path):
+    from adbench.history.table import NOT_RECORDED
+    from adbench.render import TEMPLATES
+    from adbench.render.history import render_history
+    doc = load().iloc[:3]   # a few quantities: the claims block is the point here
+    s1 = doc[doc.id == "S1"].iloc[:1]
+    q0, d0 = s1.quantity.iloc[0], float(s1.documented.iloc[0])
+    runs = [_archive(tmp_path, lab, {("S1", q0): d0}, {"numpy": "2.4.6"}) for lab in ("old", "a", "b", "c")]
+    _claims_csv(tmp_path / "a", {"S1.x": "holds", "S1.y": "holds", "S2.z": "fails"})
+    _claims_csv(tmp_path / "b", {"S1.x": "holds", "S1.y": "fails", "S2.z": "fails"})
+    _claims_csv(tmp_path / "c", {"S1.x": "holds", "S1.y": "holds", "S2.z": "fails"})   # "old" recorded no claims
+    runs = [run_from_status(s, tmp_path, "cpu") for s in runs]
+    claims = pd.DataFrame({"claim": ["S1.x", "S1.y", "S2.z"], "id": ["S1", "S1", "S2"],
+                           "conclusion": ["x holds.", "y holds.", "z holds."]})
+    table = history(runs, doc, 0.05, 0.10, claims=claims)
+    block = table[table.kind == "claim"]
+    assert block.quantity.tolist() == ["S1.y", "S1.x", "S2.z"]   # the changed claim first
+    assert block.index.max() < table[~table.kind.isin(["claim", "environment", "run"])].index.min()  # before quantities
+    y = block.set_index("quantity").loc["S1.y"]
+    assert [y[lab] for lab in ("old", "a", "b", "c")] == [NOT_RECORDED, "holds", "fails", "holds"]
+    assert (y.first_moved_at, y.moved_from, y.rule) == ("b", "a", "verdict holds → fails")
+    assert y.documented == "y holds."
+    assert block.set_index("quantity").loc[["S1.x", "S2.z"], "first_moved_at"].tolist() == ["", ""]   # never changed
+    runs = [r | {"env": "numpy 2.4.6, cpu"} for r in runs]
+    page = render_history(str(TEMPLATES), table, runs, {"relative": 0.05, "timing": 0.10, "alpha": 0.05})
+    changed = page[page.index('<section id="claims">'):page.index("<details>")]
+    assert page.index('<section id="claims">') < page.index('<section id="moved">')
+    assert 'data-claim="S1.y"' in changed and 'data-claim="S1.x"' not in changed
+    assert changed.count('class="moved"') == 2   # b (holds -> fails) and c (fails -> holds)
+    assert "No claims recorded in <code>old</code> (archived" in " ".join(page.split())
+
+
 def test_history_holds_each_run_to_the_rows_declared_tolerance(tmp_path):
     # S5's central error at h=1e-5 is rounding noise the table allows to rel:2 (the verdict's "differs"):
     # a change inside that is not a move, one beyond it is (printed digits alone would flag both).

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..io import read_csv
 from ..missing import is_missing
-from .changes import changes, printed
+from .changes import archived_claims, changes, printed
 from .archive import environment_line
 
 CORE = ("python", "torch", "transformers", "numpy")
@@ -63,9 +63,59 @@ def _value(x):
     return None if is_missing(x) else x
 
 
-def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float) -> pd.DataFrame:
-    """One row per documented quantity (plus environment rows): the printed value in each run and the
-    first step between consecutive successful runs where it moved, with both environments."""
+CLAIM_KIND = "claim"
+NOT_RECORDED = "not recorded"  # a claim cell of a run whose archive holds no claims.csv
+
+
+def claim_rows(runs: list[dict], claims: pd.DataFrame | None = None, extra: tuple[str, ...] = ()) -> list[dict]:
+    """The history's claims block: one row per claim (kind 'claim', id its measurement, quantity the claim id,
+    documented its conclusion), its verdict in each run ('not recorded' where that run holds no claims.csv,
+    '' where its table had no such claim), and the first step between consecutive successful runs that both
+    judged it where the verdict changed. Claims whose verdict changed anywhere come first. `claims`: the
+    claims table, for the order and the conclusions (claims only older runs knew follow)."""
+    ok = [r for r in runs if r["ok"]]
+    judged = {r["label"]: archived_claims(r["root"]) for r in ok}
+    if all(t is None for t in judged.values()):
+        return []
+    order: dict[str, dict] = {}
+    if claims is not None:
+        for c in claims.itertuples(index=False):
+            order[c.claim] = {"id": c.id, "conclusion": c.conclusion}
+    for t in judged.values():
+        for c in ([] if t is None else t.itertuples(index=False)):
+            order.setdefault(c.claim, {"id": c.id, "conclusion": c.conclusion})
+    verdicts = {lab: (None if t is None else dict(zip(t.claim, t.verdict))) for lab, t in judged.items()}
+    rows = []
+    for claim, info in order.items():
+        row = {"id": info["id"], "quantity": claim, "kind": CLAIM_KIND, "unit": "", "documented": info["conclusion"]}
+        for r in runs:
+            v = verdicts.get(r["label"])
+            row[r["label"]] = "" if not r["ok"] else NOT_RECORDED if v is None else v.get(claim, "")
+        for prev, cur in changed_cells(row, runs)[:1]:
+            row |= {"first_moved_at": cur["label"], "moved_from": prev["label"], "from_env": env_line(prev, extra),
+                    "to_env": env_line(cur, extra), "rule": f"verdict {row[prev['label']]} → {row[cur['label']]}"}
+        rows.append(row)
+    return sorted(rows, key=lambda r: "first_moved_at" not in r)  # stable: changed claims first, table order kept
+
+
+def changed_cells(row: dict, runs: list[dict]) -> list[tuple[dict, dict]]:
+    """(previous run, run) at every successful run where a claim row's verdict differs from the one in the
+    previous successful run that judged the claim (runs without that claim or without claims are skipped)."""
+    out, prev = [], None
+    for r in runs:
+        if not r["ok"] or row.get(r["label"], "") in ("", NOT_RECORDED):
+            continue
+        if prev is not None and row[r["label"]] != row[prev["label"]]:
+            out.append((prev, r))
+        prev = r
+    return out
+
+
+def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float,
+            claims: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per documented quantity (plus environment rows and, first, the claims block: claim_rows): the
+    printed value in each run and the first step between consecutive successful runs where it moved, with
+    both environments. `claims`: the claims table (order and conclusions of the claims block)."""
     extra = varying(runs)
     ok = [r for r in runs if r["ok"]]
     tables = {r["label"]: measured(r["root"], documented) for r in ok}
@@ -84,6 +134,7 @@ def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, ti
     rows = [_env_row(p, runs, extra) for p in (*CORE, *every)]
     rows.append({"id": "run", "quantity": "status", "kind": "run",
                  **{r["label"]: "ok" if r["ok"] else f"failed ({r.get('stage', '')}): {r['error']}" for r in runs}})
+    rows += claim_rows(runs, claims, extra)
     for d in documented.itertuples(index=False):
         row = {"id": d.id, "quantity": d.quantity, "kind": d.kind, "unit": d.unit, "documented": d.documented}
         for lab in labels:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from ..claims import table as claims_table
 from ..history.table import env_line, history, run_from_archive, run_from_status, varying
 from ..history.timing_moves import ALPHA
 from ..render.history import render_history
@@ -52,7 +53,7 @@ def build_history(statuses: list[dict], archives_path: list[str], archive_dir: s
     archives = [Path(p).parent for p in archives_path]
     runs = [run_from_archive(a, "compare_to") for a in archives if a.name not in taken] + matrix
     runs = [r | {"env": env_line(r, varying(runs))} for r in runs]
-    table = history(runs, load(), rel_threshold, timing_threshold)
+    table = history(runs, load(), rel_threshold, timing_threshold, claims=claims_table.load())
     thresholds = {"relative": rel_threshold, "timing": timing_threshold, "alpha": ALPHA}
     html = render_history(template_dir, table, runs, thresholds)
     failed = [f"{r['label']}: {r['error']}" for r in runs if not r["ok"]]

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from ..plots import COLORS, new_figure, svg_bytes
 from ..history.changes import moved_rules_text
-from ..history.table import ratio_ranges
+from ..history.table import CLAIM_KIND, NOT_RECORDED, changed_cells, ratio_ranges
 from .page import environment_for
 
 
@@ -49,13 +49,19 @@ def render_history(template_dir: str, table: pd.DataFrame, runs: list[dict], thr
     env = environment_for(template_dir)
     labels = [r["label"] for r in runs]
     short = {lab: short_label(lab) for lab in labels}
-    quantities = table[~table.id.isin(["env", "run"])]
+    quantities = table[~table.id.isin(["env", "run"]) & (table.kind != CLAIM_KIND)]
+    # the claims block: each claim's verdict per run, the runs where it changed marked
+    claims = [r | {"marked": [cur["label"] for _, cur in changed_cells(r, runs)]}
+              for r in table[table.kind == CLAIM_KIND].to_dict("records")]
     ctx = {"runs": runs, "labels": labels, "short": short, "thresholds": thresholds,
            "moved_rules": moved_rules_text(thresholds["relative"], thresholds["timing"]),
            "env_rows": table[table.id == "env"].to_dict("records"),
            "moved": quantities[quantities.first_moved_at != ""].to_dict("records"),
            "noise": quantities[(quantities.first_moved_at == "") & (quantities.noise_at != "")].to_dict("records"),
            "rows": quantities.to_dict("records"), "chart": ratio_chart(table, labels, short),
+           "claims": claims, "claims_changed": [c for c in claims if c["first_moved_at"]],
+           "claims_unrecorded": [r["label"] for r in runs if r["ok"] and claims and
+                                 all(c[r["label"]] == NOT_RECORDED for c in claims)],
            "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "style": Markup(Path(template_dir, "style.css").read_text())}
     return env.get_template("history.html.j2").render(**ctx)
