@@ -72,6 +72,11 @@ lock: $(STAMP)
 
 # Extra Snakemake arguments, e.g. SMK_ARGS='--configfile config.yaml .test/config.yaml'.
 SMK_ARGS ?=
+# STRICT=1 (or true/yes): strict mode, `--config strict=True` (Snakemake reads only True as a boolean there).
+# After the report is written the run fails, one line per claim that regressed against compare_to and per
+# MISMATCH / MISSING row. A --config of your own in SMK_ARGS replaces this one: add strict=True to it.
+STRICT ?=
+STRICT_ARGS = $(if $(filter 1 true yes True,$(STRICT)),--config strict=True)
 # BIN=<dir> runs an existing environment's python/snakemake and installs nothing.
 SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
 
@@ -83,7 +88,7 @@ SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
 report: $(SETUP)
 	$(BIN)/python -m adbench.recover --snakemake $(BIN)/snakemake -- $(SMK_ARGS)
 	$(BIN)/python -m adbench.cache
-	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(SMK_ARGS)
+	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(STRICT_ARGS) $(SMK_ARGS)
 
 # Version matrix (config `matrix`): one environment per entry, the pipeline run in each, every run
 # archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after

@@ -54,6 +54,8 @@ rule all:
         "results/changes.csv",
         "results/claims_changes.csv",
         report_inputs,
+        # strict mode (config strict): the check after the report, which fails the run (workflow/rules/render.smk)
+        ["results/strict_check.txt"] if config["strict"] else [],
 
 
 # A plain `snakemake` run (profiles/default) ends, like `make report`, with where the report is.

@@ -69,6 +69,7 @@ BAD = [
      ["optim.o3.adam_arrangement", "optim.o3.arrangements"], False),
     ("sweep_exponents", "precision: {rel_error_sweep: {lo_exp: 0, hi_exp: 0, points: 11}}",
      ["precision.rel_error_sweep.lo_exp", "precision.rel_error_sweep.hi_exp"], False),
+    ("strict_number", "strict: 1", ["strict"], False),   # make report STRICT=1 passes strict=True, not 1
 ]
 # Issue 19 point 3, values each valid alone that do not fit together: (case id, bad overlay, keys the
 # message must name, a valid neighbour that must pass, also run a Snakemake dry run). One dry run per kind.
@@ -207,6 +208,16 @@ def test_bad_overlay_is_refused_naming_its_keys(case, tiny):
     assert message.startswith("invalid configuration")
     for key in keys:
         assert f"'{key}'" in message, (key, message)
+
+
+def test_strict_is_a_boolean_and_the_command_line_spelling_is_named():
+    """`--config strict=true` reaches the config as the text 'true' (Snakemake reads only True / False as
+    booleans): the message says how to write it. Negative control: both booleans pass."""
+    message = problems({"strict": "true"})
+    assert "config key 'strict' = 'true' has the wrong type: expected boolean" in message
+    assert "(on the command line write --config strict=True)" in message
+    assert problems({"strict": True}) == "" and problems({"strict": False}) == ""
+    assert "on the command line" not in problems({"strict": 1})   # a number: no spelling hint
 
 
 def test_bounds_carry_their_reason():

@@ -149,12 +149,16 @@ def _unrequested(outputs: dict[str, list[str]], targets: list[str], skip=("all",
     return missing
 
 
-def test_every_output_of_every_rule_is_a_default_target():
+def test_every_output_of_every_rule_is_a_default_target(tmp_path):
     from adbench.families import inspect_workflow
 
     for configs in (("config.yaml",), ("config.yaml", ".test/config.yaml")):
         outputs, targets = inspect_workflow(ROOT, configs, _outputs_and_targets)
-        assert _unrequested(outputs, targets) == [], configs
+        # the strict check's stamp only in strict mode: a non-strict run never runs the check
+        assert _unrequested(outputs, targets) == ["strict_check: results/strict_check.txt"], configs
+    (tmp_path / "strict.yaml").write_text("strict: true\n")
+    outputs, targets = inspect_workflow(ROOT, ("config.yaml", str(tmp_path / "strict.yaml")), _outputs_and_targets)
+    assert _unrequested(outputs, targets) == []
     # negative control: an output nobody asks for (like an unregistered table) is found
     assert _unrequested({"x": ["results/X1/orphan.csv", "results/X1/{k,\\d+}/a.csv"]}, ["results/X1/7/a.csv"]) \
         == ["x: results/X1/orphan.csv"]

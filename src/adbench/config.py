@@ -54,7 +54,12 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "enum":
         return f"config key '{key}' = {err.instance!r} is not one of {err.validator_value}"
     if err.validator == "type":
-        return f"config key '{key}' = {err.instance!r} has the wrong type: expected {err.validator_value}"
+        hint = ""
+        text = err.instance.lower() if isinstance(err.instance, str) else None
+        if err.validator_value == "boolean" and text in ("true", "false"):
+            # Snakemake's --config reads only True / False as booleans; yaml's true stays text there
+            hint = f" (on the command line write --config {key}={err.instance.capitalize()})"
+        return f"config key '{key}' = {err.instance!r} has the wrong type: expected {err.validator_value}{hint}"
     return f"config key '{key}': {err.message}"
 
 

@@ -31,8 +31,11 @@ rule render_report:
             args=dict(
                 reduced=config["reduced_sizes"],
                 # the run's settings, which the templates look up instead of restating them; not the ones
-                # that never reach the page (archiving, the version matrix): changing those does not re-render it
-                settings={k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets")},
+                # that never reach the page (archiving, the version matrix, strict mode): changing those does not
+                # re-render it
+                settings={
+                    k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets", "strict")
+                },
                 # the declared families (rules files' family(...)), in report order: sections, summary, links
                 families=family_params(),
                 # current rule names: the provenance appendix skips benchmark files of removed rules
@@ -41,3 +44,33 @@ rule render_report:
         ),
     script:
         SCRIPT("measure")
+
+
+# Strict mode (config `strict: true`; `make report STRICT=1`): after the report is written, fail the run when
+# a claim that held in a compared run fails now or a row is MISMATCH or MISSING, one line each
+# (adbench.verdicts.strict). Rule all asks for its stamp only in strict mode, so a failed check leaves
+# the report and every result in place and a later non-strict run has nothing to redo. It writes the
+# stamp only when the check passes; its lines go to the console and to its log, and it runs where
+# Snakemake runs (localrules), also under a cluster executor.
+localrules:
+    strict_check,
+
+
+rule strict_check:
+    input:
+        report="report/report.html",
+        comparison="results/comparison.csv",
+        claims="results/claims.csv",
+        claims_changes="results/claims_changes.csv",
+    output:
+        stamp="results/strict_check.txt",
+    log:
+        LOG("strict_check"),
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
+        compared=config["compare_to"],
+    script:
+        SCRIPT("strict")

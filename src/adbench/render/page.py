@@ -16,7 +16,7 @@ from .. import cache
 from ..history.changes import moved_rules_text
 from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
-from ..verdicts.verdict import KINDS, ORDER_FACTOR, REDUCED_UNJUDGED, STATUSES
+from ..verdicts.verdict import KINDS, LOUD, ORDER_FACTOR, REDUCED_UNJUDGED, STATUSES
 from ..families import Family, from_dicts
 from ..io import read_csv
 from ..missing import is_missing
@@ -221,7 +221,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
     by_id: dict[str, list[dict]] = defaultdict(list)
     for row in comparison.fillna("").to_dict("records"):
         by_id[row["id"]].append(row)
-    loud = comparison[comparison.status.isin(["MISMATCH", "MISSING"])]
+    loud = comparison[comparison.status.isin(LOUD)]
     missing = [f.key for f in families if not (Path(template_dir) / "sections" / f"{f.key}.html.j2").exists()]
     if missing:
         raise FileNotFoundError(f"no report section for famil{'ies' if len(missing) > 1 else 'y'} {missing}: "

@@ -23,6 +23,7 @@ KINDS = ("exact", "rounding", "derived", "shape", "pretrained", "timing", "prope
 NOT_JUDGED = "not judged"
 STATUSES = ("match", "differs", NOT_JUDGED, "MISMATCH", "MISSING")
 JUDGED = ("match", "differs", "MISMATCH", "MISSING")  # the denominator of the reproduction score
+LOUD = ("MISMATCH", "MISSING")  # what the report lists at the top, and strict mode fails on
 # Non-exact kinds still fail loudly when the measured value is off by more than this
 # factor (or has the other sign): the mechanism did not reproduce.
 ORDER_FACTOR = 10.0
