@@ -13,10 +13,6 @@ from adbench.history.archive import snapshot
 from conftest import SMOKE, dry_run, snakemake
 
 pytestmark = pytest.mark.slow
-# The copy names the templates and the documented table by another absolute path, which the `input`
-# trigger would take as a change (re-running report_compare and report_claims over the doctored files):
-# mtimes and params decide here, and a changed compare_to is a params change.
-TRIGGERS = ["--rerun-triggers", "mtime", "params"]
 
 
 def _edit(path: Path, column: str, key, **cells) -> None:
@@ -49,7 +45,7 @@ def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tm
     cmp.to_csv(results / "comparison.csv", index=False)
     before = (project / "report/report.html").stat().st_mtime_ns
 
-    res = snakemake(project, "--cores", "2", *TRIGGERS, *SMOKE, "--config", "strict=True", "compare_to=[base]")
+    res = snakemake(project, "--cores", "2", *SMOKE, "--config", "strict=True", "compare_to=[base]")
     out = res.stdout + res.stderr
     assert res.returncode == 1, out[-3000:]
     ident = claims.set_index("claim").id[regressed]
@@ -65,5 +61,5 @@ def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tm
     assert f'href="#claim-{regressed}"' in html[html.index('<section id="changes">'):]
     assert not (results / "strict_check.txt").exists()
     # nothing but the check is left to do: not in strict mode, nothing; in strict mode, the check alone
-    assert dry_run(project, *TRIGGERS, "--config", "compare_to=[base]") == set()
-    assert dry_run(project, *TRIGGERS, "--config", "strict=True", "compare_to=[base]") == {"strict_check"}
+    assert dry_run(project, "--config", "compare_to=[base]") == set()
+    assert dry_run(project, "--config", "strict=True", "compare_to=[base]") == {"strict_check"}
