@@ -276,4 +276,4 @@ def test_g6_documented_rows_are_judged_on_the_nanogpt_architecture(g6):
         assert "nanoGPT-style" in cmp.note[q]  # the judged row says which architecture it was measured on
     judged = cmp.loc[["per_sequence_saved_mb", "batch_saved_gb", "batch_checkpointed_saved_gb"]]
     assert (judged.status != NOT_JUDGED).all()  # tiny sizes, far from the documents: judged, not excused
-    assert "more per sequence by node type" in cmp.note["per_sequence_saved_mb_transformers"]
+    assert "MB more per sequence; by node type: " in cmp.note["per_sequence_saved_mb_transformers"]

@@ -25,12 +25,14 @@ ARCH_NOTE = {
 MEASURED = ("per_sequence_saved_mb", "batch_saved_gb", "batch_checkpointed_saved_gb", "checkpoint_time_overhead_pct")
 
 
-def where_bytes_differ(by_node: pd.DataFrame, top: int = 3) -> str:
-    """'X MB more per sequence, most in A (a MB), B (b MB), ...' from the by-node breakdown."""
+def where_bytes_differ(by_node: pd.DataFrame, top: int = 5) -> str:
+    """'X MB more per sequence; by node type: A +a MB, B -b MB, ...' (transformers minus nanogpt, the
+    largest differences either way: a storage two node types share lands under the first one reached)."""
     u = by_node.pivot_table(index="node", columns="arch", values="unique_bytes", aggfunc="sum", fill_value=0)
-    diff = (u.get("transformers", 0) - u.get("nanogpt", 0)).sort_values(ascending=False)
-    parts = [f"{n} {d / 1e6:.4g} MB" for n, d in diff[diff > 0].head(top).items()]
-    return f"{diff.sum() / 1e6:.4g} MB more per sequence by node type, most in " + ", ".join(parts)
+    diff = u.get("transformers", 0) - u.get("nanogpt", 0)
+    diff = diff[diff != 0].sort_values(key=abs, ascending=False)
+    parts = [f"{n} {d / 1e6:+.4g} MB" for n, d in diff.head(top).items()]
+    return f"{diff.sum() / 1e6:.4g} MB more per sequence; by node type: " + ", ".join(parts)
 
 
 def memory_values(saved: pd.DataFrame, summary: pd.DataFrame, by_node: pd.DataFrame, batch: int, src: str,
