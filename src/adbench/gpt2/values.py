@@ -51,25 +51,27 @@ def memory_values(saved: pd.DataFrame, summary: pd.DataFrame, by_node: pd.DataFr
         s = summary.set_index("arch").loc[arch]
         per_call = "unique non-parameter storages; per hook call: {:.3g} GB"
         q = {m: m + SUFFIX[arch] for m in MEASURED}
+        said = f"{ARCH_NOTE[arch]}; " if arch == DOC_ARCH else ""  # the other's unjudged reason names it
         frames.append(values_table("G6", [
             (q["per_sequence_saved_mb"], one.unique_storage_bytes / 1e6),
             (q["batch_saved_gb"], big.unique_storage_bytes / 1e9),
             (q["batch_checkpointed_saved_gb"], big_ck.unique_storage_bytes / 1e9),
             (q["checkpoint_time_overhead_pct"], 100 * (s.checkpoint_time_ratio_volatile - 1))],
-            {q["per_sequence_saved_mb"]: f"{ARCH_NOTE[arch]}; " + per_call.format(one.bytes_per_hook_call / 1e9),
-             q["batch_saved_gb"]: f"{ARCH_NOTE[arch]}; " + per_call.format(big.bytes_per_hook_call / 1e9),
-             q["batch_checkpointed_saved_gb"]: f"{ARCH_NOTE[arch]}; saves outside the blocks plus the block inputs "
-                                               "the checkpoint keeps; per hook call (outside the blocks only): "
+            {q["per_sequence_saved_mb"]: said + per_call.format(one.bytes_per_hook_call / 1e9),
+             q["batch_saved_gb"]: said + per_call.format(big.bytes_per_hook_call / 1e9),
+             q["batch_checkpointed_saved_gb"]: f"{said}saves outside the blocks plus the block inputs the checkpoint "
+                                               "keeps; per hook call (outside the blocks only): "
                                                f"{big_ck.bytes_per_hook_call / 1e9:.3g} GB",
-             q["checkpoint_time_overhead_pct"]: f"{ARCH_NOTE[arch]}; median of {int(s.timing_rounds)} rounds "
-                                                f"at batch {int(s.timing_batch)}"},
+             q["checkpoint_time_overhead_pct"]: f"{said}median of {int(s.timing_rounds)} rounds at batch "
+                                                f"{int(s.timing_batch)}"},
             model_source=src))
     values = mark_unjudged(pd.concat(frames, ignore_index=True), "", prefix="checkpoint_time")
     for arch in SUFFIX:  # a noisy timing leaves that architecture's ratio unjudged
         values.loc[values.quantity == "checkpoint_time_overhead_pct" + SUFFIX[arch], "unjudged_reason"] = noisy[arch]
     other = values.quantity.str.endswith(SUFFIX["transformers"])
     why = (f"measured on {ARCH_NOTE['transformers']}, not on the nanoGPT-style architecture the documents measured "
-           f"(the row without '{SUFFIX['transformers']}' is judged); shown, not scored: "
-           + where_bytes_differ(by_node) + " (G6/by_node)")
+           f"(the row without '{SUFFIX['transformers']}' is judged): shown, not scored")
     values.loc[other, "unjudged_reason"] = [why + (f"; {r}" if r else "") for r in values.loc[other, "unjudged_reason"]]
+    where = values.quantity == "per_sequence_saved_mb" + SUFFIX["transformers"]  # where the bytes go, once
+    values.loc[where, "unjudged_reason"] += "; " + where_bytes_differ(by_node) + " (G6/by_node)"
     return values
