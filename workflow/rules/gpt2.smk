@@ -1,6 +1,7 @@
 # G family (+ P9): GPT-2 probes. Three measurement jobs share forward/backward passes:
 # gpt2_prompt (G1-G4, one prompt), gpt2_sequence (G5, G7, G8, P9, one corpus sequence) and
-# gpt2_memory (G6, saved tensors and checkpoint timing); each still writes results/<ID>/.
+# gpt2_memory (G6, saved tensors and checkpoint timing, on transformers' GPT-2 and on a nanoGPT-style copy
+# holding the same weights); each still writes results/<ID>/.
 # gpt2_model resolves the model once (HF cache or gpt2.path when present, else a seeded random init
 # with a BPE trained on the corpus) into results/gpt2/model.json, which every GPT-2 job reads.
 from adbench.gpt2.locate import weights_location
@@ -130,7 +131,7 @@ rule gpt2_memory:
         model=rules.gpt2_model.output.model,
         text=rules.corpus.output.corpus,
     output:
-        **id_outputs("G6", "values", "saved", "by_node", "summary", "timing"),
+        **id_outputs("G6", "values", "saved", "by_node", "summary", "timing", "attention", "architectures"),
     log:
         LOG("gpt2_memory"),
     benchmark:

@@ -890,44 +890,96 @@ def surprise_is_skewed(t: Tables) -> Result:
     return verdict(ok, f"median {g(s.median_nats)} vs mean {g(s.mean_nats)}; worst tenth carries {g(s.worst_share_pct)} %")
 
 
-def _saved(t: Tables, checkpoint: bool, batch: int | None = None) -> pd.Series:
-    d = t["G6/saved"]
+def _by_arch(d: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(architecture, rows) of a G6 table (transformers, nanogpt); one unnamed group without an arch column."""
+    if "arch" not in d:
+        return [("", d)]
+    return [(str(a), rows) for a, rows in d.groupby("arch", sort=False)]
+
+
+def _every_arch(checks: list[tuple[str, bool, str]]) -> Result:
+    """Holds when the relation holds on every architecture; the reason names each."""
+    return verdict(bool(checks) and all(ok for _, ok, _ in checks),
+                   "; ".join(f"{a}: {why}" if a else why for a, _, why in checks))
+
+
+def _saved(d: pd.DataFrame, checkpoint: bool, batch: int | None = None) -> pd.Series:
+    """One architecture's counted-and-dropped row of G6/saved (the smallest batch unless `batch`)."""
     d = d[(d["checkpoint"].map(truthy) == checkpoint) & (~d["kept"].map(truthy))]
     d = d[d["batch"] == (batch if batch is not None else d["batch"].min())]
     return d.iloc[0]
 
 
+def _summary(t: Tables, arch: str) -> pd.Series:
+    s = t["G6/summary"]
+    return s[s["arch"] == arch].iloc[0] if arch and "arch" in s else s.iloc[0]
+
+
 @relation("G6/saved", "G6/summary")
 def activations_exceed_weights(t: Tables) -> Result:
-    one = _saved(t, False)
-    weights = float(t["G6/summary"].iloc[0].weights_bytes_run)
-    return verdict(one.unique_storage_bytes > weights, f"one sequence keeps {g(one.unique_storage_bytes / 1e6)} MB "
-                                                     f"(unique storages) vs {g(weights / 1e6)} MB of weights")
+    checks = []
+    for arch, d in _by_arch(t["G6/saved"]):
+        one, weights = _saved(d, False), float(_summary(t, arch).weights_bytes_run)
+        checks.append((arch, one.unique_storage_bytes > weights, f"one sequence keeps {g(one.unique_storage_bytes / 1e6)} "
+                                                                 f"MB (unique storages) vs {g(weights / 1e6)} MB of weights"))
+    return _every_arch(checks)
 
 
 @relation("G6/saved")
 def checkpoint_cuts_saved_batch(t: Tables) -> Result:
-    d = t["G6/saved"]
-    big = int(d["batch"].max())
-    p, c = _saved(t, False, big), _saved(t, True, big)
-    return verdict(c.unique_storage_bytes < p.unique_storage_bytes,
-                   f"batch {big}: checkpointed {g(c.unique_storage_bytes / 1e9)} GB vs plain {g(p.unique_storage_bytes / 1e9)} GB")
+    checks = []
+    for arch, d in _by_arch(t["G6/saved"]):
+        big = int(d["batch"].max())
+        p, c = _saved(d, False, big), _saved(d, True, big)
+        checks.append((arch, c.unique_storage_bytes < p.unique_storage_bytes,
+                       f"batch {big}: checkpointed {g(c.unique_storage_bytes / 1e9)} GB vs plain "
+                       f"{g(p.unique_storage_bytes / 1e9)} GB"))
+    return _every_arch(checks)
 
 
 @relation("G6/saved", "G6/summary")
 def logprobs_dominate_checkpointed(t: Tables) -> Result:
-    d = t["G6/saved"]
-    big = int(d["batch"].max())
-    c = _saved(t, True, big)
-    lp = float(t["G6/summary"].iloc[0].logprob_bytes_run)
-    return verdict(lp > c.unique_storage_bytes / 2, f"log-probabilities {g(lp / 1e9)} GB of the checkpointed "
-                                                  f"{g(c.unique_storage_bytes / 1e9)} GB (batch {big})")
+    checks = []
+    for arch, d in _by_arch(t["G6/saved"]):
+        big = int(d["batch"].max())
+        c = _saved(d, True, big)
+        lp = float(_summary(t, arch).logprob_bytes_run)
+        checks.append((arch, lp > c.unique_storage_bytes / 2, f"log-probabilities {g(lp / 1e9)} GB of the checkpointed "
+                                                             f"{g(c.unique_storage_bytes / 1e9)} GB (batch {big})"))
+    return _every_arch(checks)
 
 
 @relation("G6/summary", volatile=True)
 def checkpoint_costs_time(t: Tables) -> Result:
-    r = float(t["G6/summary"].iloc[0].checkpoint_time_ratio_volatile)
-    return verdict(r > 1, f"checkpointed / plain median time {g(r)}")
+    return _every_arch([(arch, float(r) > 1, f"checkpointed / plain median time {g(r)}")
+                        for arch, d in _by_arch(t["G6/summary"]) for r in d.checkpoint_time_ratio_volatile])
+
+
+# Batch-independent saves (position indices, the causal mask) are a few kB against the activations.
+LINEAR_SLACK = 0.01
+
+
+@relation("G6/saved")
+def saved_bytes_scale_with_batch(t: Tables) -> Result:
+    checks = []
+    for arch, d in _by_arch(t["G6/saved"]):
+        big = int(d["batch"].max())
+        one, many = _saved(d, False), _saved(d, False, big)
+        ratio = many.unique_storage_bytes / (big * one.unique_storage_bytes)
+        checks.append((arch, big > 1 and abs(ratio - 1) <= LINEAR_SLACK,
+                       f"batch {big} / ({big} x one sequence) = {g(ratio)}; one sequence "
+                       f"{g(one.unique_storage_bytes / 1e6)} MB"))
+    return _every_arch(checks)
+
+
+@relation("G6/attention")
+def fused_attention_keeps_fewer_bytes(t: Tables) -> Result:
+    checks = []
+    for arch, d in _by_arch(t["G6/attention"]):
+        k = d.set_index("attention").unique_storage_bytes
+        checks.append((arch, k["sdpa"] < k["eager"], f"fused (SDPA) {g(k['sdpa'] / 1e6)} MB vs explicit softmax(QK^T)V "
+                                                     f"{g(k['eager'] / 1e6)} MB per sequence"))
+    return _every_arch(checks)
 
 
 @relation("G7/clipping")

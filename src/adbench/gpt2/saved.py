@@ -69,6 +69,13 @@ def _identity(x):
     return x
 
 
+def mean_nll(net, ids: torch.Tensor) -> torch.Tensor:
+    """The mean next-token NLL: the model's own loss when it has one (the nanoGPT-style model: one
+    cross_entropy), else a log-softmax over transformers' logits (token_nll)."""
+    own = getattr(net, "next_token_loss", None)
+    return own(ids) if own is not None else token_nll(net(ids, use_cache=False).logits, ids).mean()
+
+
 def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
     """One forward (loss = mean token NLL) under counting hooks; `keep` also runs backward."""
     # keep=False drops each saved tensor once counted: a batch whose saved tensors would not fit
@@ -88,7 +95,7 @@ def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
         base = torch.cuda.memory_allocated()
     t0 = time.perf_counter()
     with checkpointed(net, ckpt), torch.autograd.graph.saved_tensors_hooks(pack, _identity):
-        loss = token_nll(net(ids, use_cache=False).logits, ids).mean()
+        loss = mean_nll(net, ids)
     out = {"checkpoint": ckpt, "batch": ids.shape[0], "tokens": ids.shape[1], "kept": keep,
            "hook_calls": led.calls, "bytes_per_hook_call": led.call_bytes, "unique_storages": led.unique,
            "unique_storage_bytes": led.unique_bytes, "parameter_bytes_seen": led.param_bytes,
@@ -113,7 +120,7 @@ def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
 def step(net, ids: torch.Tensor, ckpt: bool) -> None:
     """One forward and backward (the timed unit)."""
     with checkpointed(net, ckpt):
-        token_nll(net(ids, use_cache=False).logits, ids).mean().backward()
+        mean_nll(net, ids).backward()
     net.zero_grad(set_to_none=True)
 
 
