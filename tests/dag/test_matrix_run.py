@@ -70,6 +70,7 @@ def test_readme_smoke_matrix_builds_full_envs_from_their_locks_runs_archives_and
         assert seen == version                               # the entry's interpreter really imports it
         purelib = Path(rec["purelib"])                       # its own site-packages: no base stacked behind
         assert (purelib / "torch").is_dir() and not any("addsitedir" in p.read_text() for p in purelib.glob("*.pth"))
+        assert list(purelib.glob("torch/__pycache__/*.pyc"))  # the inner jobs wrote torch's bytecode, once
     # the pinned entry's lock is the runtime lock; the other differs in matplotlib and what it requires only
     runtime = (project / "envs/requirements.txt").read_text()
     assert versions(locks["matplotlib3.11.2"]) == versions(runtime)
