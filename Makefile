@@ -24,11 +24,13 @@ setup: $(STAMP)
 UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# Shell condition: uv is there, or pip can bootstrap it now.
+HAVE_UV = { test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target $(UV_HOME) -r envs/uv.txt \
+  >/dev/null 2>&1 && test -x $(UV); }
 # $(call install,LOCK): the lock's exact files, then the project itself (editable, no dependencies,
 # built with the lock's setuptools rather than one fetched for an isolated build).
 define install
-	@if test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target $(UV_HOME) -r envs/uv.txt \
-	    >/dev/null 2>&1 && test -x $(UV); then \
+	@if $(HAVE_UV); then \
 	  echo "set-up: $$($(UV) --version) installs $(1)"; \
 	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes $(1) && \
 	  $(BIN)/python envs/uvrun.py $(UV) pip install --quiet --python $(BIN)/python --no-deps \
@@ -90,11 +92,17 @@ report: $(SETUP)
 	$(BIN)/python -m adbench.cache
 	$(BIN)/snakemake --cores $(CORES) --resources mem_mb=$(MEM_MB) --rerun-incomplete $(STRICT_ARGS) $(SMK_ARGS)
 
-# Version matrix (config `matrix`): one environment per entry, the pipeline run in each, every run
-# archived, then report/history.html and results/history.csv. MATRIX_CONFIG names overlays read after
-# config.yaml, e.g. `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
+# Version matrix (config `matrix`): one full environment per entry, the pipeline run in each, every run
+# archived, then report/history.html and results/history.csv. Each entry's environment is exactly its
+# own hashed lock, .matrix/envs/<entry>.lock.txt: envs/requirements.txt re-resolved by uv with the
+# entry's versions as overrides (archived with the entry's results as lock.txt). The matrix needs uv:
+# bootstrapped here as for set-up (not with BIN=<dir>, which installs nothing: then $ADBENCH_UV, that
+# environment's .uv/, .venv/.uv/ or uv on PATH); without it every entry fails with a line saying so.
+# MATRIX_CONFIG names overlays read after config.yaml, e.g.
+# `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
 MATRIX_CONFIG ?=
 matrix: $(SETUP)
+	$(if $(SETUP),@$(HAVE_UV) || echo "matrix: uv could not be bootstrapped (envs/uv.txt); every entry will fail" >&2)
 	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"

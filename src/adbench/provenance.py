@@ -20,8 +20,10 @@ PACKAGES = ("python", "torch", "transformers", "numpy", "pandas", "snakemake")
 # Test hook: JSON object of {package: version} that replaces installed versions. It lets
 # the test suite prove that a version bump re-runs exactly the affected jobs.
 VERSION_OVERRIDE_ENV = "ADBENCH_VERSION_OVERRIDE"
-# The one hashed lock (runtime + test) that set-up installs from; `make lock` writes it.
-LOCK = Path(__file__).resolve().parents[2] / "envs" / "lock.txt"
+# The one hashed lock (runtime + test) that set-up installs from; `make lock` writes it. A version-matrix
+# entry's inner run names its own lock here instead (adbench.matrix.run), the one its environment holds.
+LOCK_ENV = "ADBENCH_LOCK"
+LOCK = Path(os.environ.get(LOCK_ENV) or Path(__file__).resolve().parents[2] / "envs" / "lock.txt")
 
 
 def installed_version(package: str) -> str:
@@ -43,8 +45,8 @@ def versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
 
 
 def lock_sha256(path: Path = LOCK) -> str:
-    """sha256 of the project's lock, envs/lock.txt ("not found" outside a checkout). Set-up installs
-    exactly it; `packages` in the same meta.json shows what the job's environment really held."""
+    """sha256 of the project's lock, envs/lock.txt, or of $ADBENCH_LOCK ("not found" outside a checkout).
+    Set-up installs exactly it; `packages` in the same meta.json shows what the job's environment really held."""
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:

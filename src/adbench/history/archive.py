@@ -18,8 +18,10 @@ def default_label(versions: dict, device: str, day: date, extra: tuple[str, ...]
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{day.isoformat()}_{v}_{device}")
 
 
-def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, info: dict) -> dict:
-    """Copy CSVs and meta.json under `results_dir` to `dest` (all or nothing); never clobber by default."""
+def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, info: dict,
+             extra: dict[str, str] | None = None) -> dict:
+    """Copy CSVs and meta.json under `results_dir` to `dest` (all or nothing); never clobber by default.
+    `extra`: {name in the archive: file} copied beside them (a matrix entry's lock: {'lock.txt': path})."""
     dest_path = Path(dest)
     if dest_path.exists() and not overwrite:
         raise FileExistsError(f"archive {dest_path} already exists; choose another archive.label "
@@ -33,6 +35,9 @@ def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, inf
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, target)
             copied.append(str(f.relative_to(results)))
+    for name, f in (extra or {}).items():
+        shutil.copy2(f, staging / name)
+        copied.append(name)
     manifest = {**info, "files": sorted(copied)}
     write_json(manifest, staging / "MANIFEST.json")
     if dest_path.exists():

@@ -19,7 +19,8 @@ def run_from_archive(path: Path, source: str) -> dict:
     """A history run from an archive folder (its MANIFEST.json says which environment made it)."""
     manifest = json.loads((Path(path) / "MANIFEST.json").read_text())
     return {"label": Path(path).name, "source": source, "root": Path(path), "ok": True, "error": "",
-            "versions": manifest.get("versions", {}), "device": manifest.get("device", "?")}
+            "versions": manifest.get("versions", {}), "device": manifest.get("device", "?"),
+            "lock_sha256": manifest.get("lock_sha256", "")}
 
 
 def run_from_status(status: dict, archive_dir: Path, device: str) -> dict:
@@ -27,7 +28,8 @@ def run_from_status(status: dict, archive_dir: Path, device: str) -> dict:
     root = Path(archive_dir) / status["label"] if status.get("ok") else None
     return {"label": status["label"] or status["entry"], "source": f"matrix entry {status['entry']}",
             "root": root, "ok": bool(status.get("ok")), "error": status.get("error", ""),
-            "versions": status.get("versions", {}), "device": device, "stage": status.get("stage", "")}
+            "versions": status.get("versions", {}), "device": device, "stage": status.get("stage", ""),
+            "lock_sha256": status.get("lock_sha256", "")}  # the entry's own lock (archived as lock.txt)
 
 
 def varying(runs: list[dict]) -> tuple[str, ...]:

@@ -1,9 +1,7 @@
-"""Matrix entries: the project's pins with an entry's overrides, a stable name and a pin hash."""
+"""Matrix entries: the project's pins with an entry's overrides, and a stable name for each."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import tomllib
 from pathlib import Path
@@ -49,8 +47,3 @@ def resolved(pins: dict[str, str], overrides: dict[str, str]) -> dict[str, str]:
     """The pins an entry's environment must hold: the project's, with the entry's versions replacing them."""
     return {**pins, **{canonical(k): v for k, v in overrides.items()}}
 
-
-def pin_hash(pins: dict[str, str], base: str, python: str) -> str:
-    """Stable short hash of an environment's inputs: its pins, the base it layers on, the interpreter."""
-    blob = json.dumps({"pins": pins, "base": base, "python": python}, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]

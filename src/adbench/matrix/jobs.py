@@ -6,6 +6,8 @@ page), never a failed Snakemake job, so the other entries still complete."""
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from pathlib import Path
 
 from ..claims import table as claims_table
@@ -13,22 +15,18 @@ from ..history.table import env_line, history, run_from_archive, run_from_status
 from ..history.timing_moves import ALPHA
 from ..render.history import render_history
 from ..verdicts.documented import load
-from .envs import build
+from .envs import build, find_uv
 from .run import run_entry
 
 log = logging.getLogger("adbench")
 
 
-def make_env(dest: str, base_python: str, base_purelib: str | None, requirements: dict, pins: dict, digest: str,
-             pip_log: str, base: list[dict] = ()) -> dict:
-    """rule matrix_env / matrix_base: build (or reuse) one entry's environment; `base`: the base
-    environment's record when the entry layers on a base built from the pins."""
+def make_env(dest: str, python: str, root: str, runtime_lock: str, overrides: dict, pins: dict, uv_log: str) -> dict:
+    """rule matrix_env: build (or reuse) one entry's full environment from its own lock (adbench.matrix.envs)."""
     try:
-        if base:
-            if not base[0]["ok"]:
-                return {"record": {"ok": False, "error": f"base environment failed: {base[0]['error']}", "path": dest}}
-            base_python, base_purelib = base[0]["python"], base[0]["purelib"]
-        return {"record": build(Path(dest), base_python, base_purelib, requirements, pins, digest, Path(pip_log))}
+        uv, looked = find_uv(os.environ, sys.prefix, root)
+        return {"record": build(Path(dest), python, Path(root), Path(runtime_lock), overrides, pins, uv, Path(uv_log),
+                                looked)}
     except Exception as err:  # noqa: BLE001 - recorded, and shown on the history page
         log.exception("environment %s failed", dest)
         return {"record": {"ok": False, "error": f"{type(err).__name__}: {err}", "path": dest}}

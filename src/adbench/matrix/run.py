@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from ..history.archive import default_label, snapshot
+from ..provenance import LOCK_ENV
 
 log = logging.getLogger(__name__)
 _EXC = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit)\b.*)$")
@@ -81,8 +82,9 @@ def check_meta_versions(results: Path, wanted: dict[str, str]) -> str:
 
 
 def _archive(results: Path, env: dict, overrides: dict, device: str, archive_dir: Path, marker: Path) -> str:
-    """Snapshot `results` under a label from the entry's versions, unless nothing changed since the last one."""
-    fp = fingerprint(results)
+    """Snapshot `results` under a label from the entry's versions, unless nothing changed since the last one.
+    The entry's lock goes with them (lock.txt, its sha256 in MANIFEST.json): a new lock is a new archive."""
+    fp = fingerprint(results) + env.get("lock_sha256", "")[:16]
     prev = json.loads(marker.read_text()) if marker.exists() else {}
     if prev.get("fingerprint") == fp and (archive_dir / prev.get("label", "") / "MANIFEST.json").exists():
         return prev["label"]
@@ -93,8 +95,10 @@ def _archive(results: Path, env: dict, overrides: dict, device: str, archive_dir
         dest = archive_dir / (label := label + "_matrix")  # never overwrite an archive made by hand
     files = [str(p) for p in results.rglob("*") if p.suffix in (".csv", ".json") and p.is_file()]
     archive_dir.mkdir(parents=True, exist_ok=True)
+    lock = {"lock": "lock.txt", "lock_sha256": env["lock_sha256"]} if env.get("lock") else {}
     snapshot(files, str(results), str(dest), True,
-             {"label": label, "versions": env["versions"], "device": device, "matrix_entry": overrides})
+             {"label": label, "versions": env["versions"], "device": device, "matrix_entry": overrides, **lock},
+             {"lock.txt": env["lock"]} if lock else None)
     marker.write_text(json.dumps({"fingerprint": fp, "label": label}))
     return label
 
@@ -104,7 +108,8 @@ def run_entry(name: str, overrides: dict, env: dict, config: dict, root: str, ru
     """status.json of one entry: ok with its archive label, or failed with the line that says why."""
     rundir_p, root_p = Path(rundir).resolve(), Path(root).resolve()
     status = {"entry": name, "overrides": overrides, "versions": env.get("versions", {}), "ok": False,
-              "stage": "environment", "error": env.get("error", ""), "label": "", "run_s": 0.0}
+              "stage": "environment", "error": env.get("error", ""), "label": "", "run_s": 0.0,
+              "lock_sha256": env.get("lock_sha256", "")}
     if not env.get("ok"):
         log.warning("matrix entry %s skipped: its environment failed: %s", name, status["error"])
         return {"status": status}
@@ -113,7 +118,12 @@ def run_entry(name: str, overrides: dict, env: dict, config: dict, root: str, ru
     cmd = inner_command(env["python"], root_p, rundir_p, cores, mem_mb, targets)
     log.info("running %s", " ".join(cmd))
     t0 = time.perf_counter()
-    environ = {k: v for k, v in os.environ.items() if k != "ADBENCH_VERSION_OVERRIDE"}
+    # PYTHONDONTWRITEBYTECODE dropped: uv installs no bytecode (pip compiles it at install; uv's
+    # --compile-bytecode would cost ~45 s CPU and ~320 MB per entry), so the inner jobs write the .pyc
+    # of what they import into the entry's environment once, instead of each job compiling torch anew.
+    environ = {k: v for k, v in os.environ.items() if k not in ("ADBENCH_VERSION_OVERRIDE", "PYTHONDONTWRITEBYTECODE")}
+    if env.get("lock"):
+        environ[LOCK_ENV] = str(Path(env["lock"]).resolve())  # meta.json's lock_sha256: the entry's own lock
     inner_log = rundir_p / "snakemake.log"  # streamed, so a long run can be followed with tail -f
     with inner_log.open("w", encoding="utf-8") as fh:
         res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True,
