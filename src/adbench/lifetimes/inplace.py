@@ -15,35 +15,21 @@ import torch
 F64 = torch.float64
 
 
-def _mul_saves_x(x, shift, edit):
-    xt = torch.tensor(x, dtype=F64, requires_grad=True)
-    y = (xt * xt).sum()  # MulBackward saves both operands: x itself
+def _edit_then_backward(leaf: torch.Tensor, y: torch.Tensor, target: torch.Tensor, shift, edit) -> torch.Tensor:
+    """Optionally add `shift` to `target` in place (no_grad), then backward from `y`: the leaf's gradient."""
     if edit:
         with torch.no_grad():
-            xt.add_(shift)
+            target.add_(shift)
     y.backward()
-    return xt.grad
+    return leaf.grad
 
 
-def _add_saves_nothing(x, shift, edit):
-    xt = torch.tensor(x, dtype=F64, requires_grad=True)
-    w = torch.ones_like(xt, requires_grad=True)
-    y = (xt + w).sum()  # AddBackward passes the upstream gradient on without reading its inputs
-    if edit:
-        with torch.no_grad():
-            xt.add_(shift)
-    y.backward()
-    return xt.grad
-
-
-def _exp_saves_output(x, shift, edit):
-    xt = torch.tensor(x, dtype=F64, requires_grad=True)
-    y = torch.exp(xt).sum()  # ExpBackward saves its result, since d exp(x)/dx = exp(x)
-    if edit:
-        with torch.no_grad():
-            xt.add_(shift)
-    y.backward()
-    return xt.grad
+def _direct(forward: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
+    """A case on the leaf x itself (a float64 vector): y = forward(x); the edit writes into x."""
+    def build(x, shift, edit):
+        xt = torch.tensor(x, dtype=F64, requires_grad=True)
+        return _edit_then_backward(xt, forward(xt), xt, shift, edit)
+    return build
 
 
 def _square(x) -> torch.Tensor:
@@ -52,40 +38,30 @@ def _square(x) -> torch.Tensor:
     return torch.stack([row, row + 1.0]).requires_grad_()
 
 
-def _transpose_saved_row_written(x, shift, edit):
-    base = _square(x)
-    saved = base.t()   # view 1: the transpose, saved by the product below
-    other = base[0]    # view 2: a row of the same storage
-    y = (saved * saved).sum()
-    if edit:
-        with torch.no_grad():
-            other.add_(shift)
-    y.backward()
-    return base.grad
+def _views(pick: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]) -> Callable:
+    """A case on two views of one 2 x n matrix: pick(base) -> (saved, written); y = sum(saved * saved)
+    saves `saved`, and the edit writes through `written`."""
+    def build(x, shift, edit):
+        base = _square(x)
+        saved, written = pick(base)
+        return _edit_then_backward(base, (saved * saved).sum(), written, shift, edit)
+    return build
 
 
-def _row_saved_other_row_written(x, shift, edit):
-    base = _square(x)
-    h = base * 1.0           # a non-leaf tensor whose two rows are views of one storage
-    saved, other = h[0], h[1]  # no element in common
-    y = (saved * saved).sum()
-    if edit:
-        with torch.no_grad():
-            other.add_(shift)
-    y.backward()
-    return base.grad
+def _rows_of_a_nonleaf(base: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    h = base * 1.0  # a non-leaf tensor whose two rows are views of one storage, no element in common
+    return h[0], h[1]
 
 
-def _clone_row_written(x, shift, edit):
-    base = _square(x)
-    saved = base.t()
-    other = base.detach().clone()[0]  # control: a row of a copy, its own storage
-    y = (saved * saved).sum()
-    if edit:
-        with torch.no_grad():
-            other.add_(shift)
-    y.backward()
-    return base.grad
+_mul_saves_x = _direct(lambda x: (x * x).sum())  # MulBackward saves both operands: x itself
+# AddBackward passes the upstream gradient on without reading its inputs
+_add_saves_nothing = _direct(lambda x: (x + torch.ones_like(x, requires_grad=True)).sum())
+_exp_saves_output = _direct(lambda x: torch.exp(x).sum())  # ExpBackward saves its result: d exp(x)/dx = exp(x)
+# view 1: the transpose, saved by the product; view 2: a row of the same storage
+_transpose_saved_row_written = _views(lambda base: (base.t(), base[0]))
+_row_saved_other_row_written = _views(_rows_of_a_nonleaf)
+# control: the written row belongs to a copy, its own storage
+_clone_row_written = _views(lambda base: (base.t(), base.detach().clone()[0]))
 
 
 # (kind, case, whether the edit writes into storage a saved tensor uses, builder)
