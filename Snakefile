@@ -51,6 +51,7 @@ rule all:
         "results/summary.csv",
         "results/claims.csv",
         "results/claims_summary.csv",
+        "results/claims_coverage.csv",
         "results/changes.csv",
         "results/claims_changes.csv",
         report_inputs,

@@ -40,7 +40,8 @@ def good_tables() -> dict[str, DF]:
     t["S4/values"] = _values("S4", {"exceptions_raised": 0.0})
     t["S5/sweep"] = DF({"h": [1e-1, 1e-5, 1e-12], "forward_err": [1e-2, 1e-6, 1e-4], "central_err": [1e-3, 1e-11, 1e-5]})
     t["S5/slopes"] = DF({"method": ["forward", "central"], "slope": [1.1, 1.9]})
-    t["S6/sweep"] = DF({"h": [1e-1, 1e-8, 1e-100], "abs_err": [1e-3, 1e-17, 0.0]})
+    t["S6/sweep"] = DF({"h": [1e-1, 1e-2, 1e-8, 1e-100], "estimate": [-0.18, -0.1807, -0.18070663892364855] + [-0.18070663892364855],
+                        "abs_err": [1e-3, 1e-5, 1e-17, 0.0]})
     t["S6/controls"] = DF({"control": ["abs at +2", "max(0, 2+ih)"], "complex_step": [0.0, np.nan], "real_slope": [1.0, 1.0],
                            "outcome": [np.nan, "TypeError: no ordering"]})
     t["S7/directions"] = DF({"direction": [0, 1], "abs_error": [1e-11, 2e-10], "corrupted_abs_error": [1e-3, 5e-2]})
@@ -71,6 +72,7 @@ def good_tables() -> dict[str, DF]:
     t["L5/values"] = _values("L5", {"retain_graph_grad_0": 1.0, "retain_graph_grad_1": 2.0,
                                     "retain_graph_first_grad_0": 1.0, "retain_graph_first_grad_1": 2.0})
     t["L6/accounting"] = DF({"mode": ["plain", "checkpoint_sequential"], "hook_bytes": [100, 40], "hook_mib": [1.0, 0.4],
+                             "hook_calls": [21, 12], "unique_storages": [17, 10],
                              "unique_storage_mib": [0.9, 0.3], "block_calls_forward": [4, 4], "block_calls_total": [4, 6]})
     t["L6/timing/per_process"] = DF({"process": [1, 1, 2], "ratio": [0.9, 1.5, 1.6], "reported": [False, True, True]})
     t["L6/checks"] = DF({"mode": ["checkpoint_sequential"], "loss_abs_diff": [0.0], "max_grad_abs_diff": [0.0]})
@@ -216,6 +218,7 @@ VIOLATIONS = {
     "truncation_orders": _set("S5/slopes", "slope", ("method", "central"), 1.2),
     "central_beats_forward": _set("S5/sweep", "forward_err", ("h", 1e-5), 1e-12),
     "complex_step_never_worsens": _set("S6/sweep", "abs_err", ("h", 1e-100), 1e-10),
+    "complex_step_order_two": _set("S6/sweep", "abs_err", ("h", 1e-2), 1e-4),  # slope 1: a first-order error
     "complex_step_abs_silent": _set("S6/controls", "complex_step", ("control", "abs at +2"), 1.0),
     "complex_max_raises": _set("S6/controls", "outcome", ("control", "max(0, 2+ih)"), np.nan),
     "directional_catches_corruption": _set("S7/directions", "corrupted_abs_error", ("direction", 0), 1e-12),
@@ -241,6 +244,8 @@ VIOLATIONS = {
     "saved_value_guards_raise": _set("L5/errors", "message", ("case", "a"), "no error"),
     "retain_graph_reproduces": _set("L5/values", "value", ("quantity", "retain_graph_grad_1"), 4.0),
     "checkpoint_saves_fewer_bytes": _set("L6/accounting", "hook_bytes", ("mode", "checkpoint_sequential"), 200),
+    # sharing (21 calls, 17 storages) without an overstated sum: the byte count missed a shared storage
+    "hook_calls_overstate_shared_storage": _set("L6/accounting", "hook_mib", ("mode", "plain"), 0.9),
     "checkpoint_recomputes_not_twice": _set("L6/accounting", "block_calls_total", ("mode", "checkpoint_sequential"), 8),
     "checkpoint_identical": _set("L6/checks", "max_grad_abs_diff", None, 1e-7),
     "checkpoint_slower_than_plain": _set("L6/timing/per_process", "ratio", ("process", 2), 0.95),

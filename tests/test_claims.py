@@ -122,10 +122,38 @@ def test_measure_claims_reads_the_registered_files(tmp_path, monkeypatch):
         paths.append(f"results/{key}.csv")
     claims_path = tmp_path / "claims.csv"
     SYNTHETIC.to_csv(claims_path, index=False)
-    out = judge.measure_claims(paths, str(claims_path), [{"model_source": "random"}],
+    left_out = tmp_path / "left_out.csv"
+    pd.DataFrame([{"doc": "000", "section": "s", "conclusion": "c", "reason": "r"}]).to_csv(left_out, index=False)
+    out = judge.measure_claims(paths, str(claims_path), str(left_out), [{"model_source": "random"}],
                                [{"key": "scalar", "title": "Scalar", "ids": ["S3", "S5"], "order": 1}], reduced=False)
     assert out["claims"].set_index("claim").verdict["S3.routes-add"] == HOLDS
     assert out["claims_summary"].family.tolist() == ["scalar", "all"]
+    assert out["claims_coverage"].set_index("doc").loc["all", "left_out"] == 1
+
+
+def test_coverage_counts_judged_over_testable_per_document():
+    claims = judge.judge(SYNTHETIC, _synthetic_run(), reduced=True, model_source="random")
+    left = pd.DataFrame([{"doc": "000", "section": "s", "conclusion": f"c{i}", "reason": "r"} for i in range(2)]
+                        + [{"doc": "004", "section": "s", "conclusion": "c9", "reason": "r"}])
+    cov = judge.coverage(claims, left).set_index("doc")
+    judged = int(claims.verdict.isin([HOLDS, FAILS]).sum())
+    assert judged == 2  # S3 holds, S5 fails: the rest are not judged at reduced random sizes
+    assert cov.loc["all", ["testable", "judged", "left_out"]].tolist() == [len(claims) + 3, judged, 3]
+    assert cov.loc["all", "judged_share"] == round(judged / (len(claims) + 3), 4)
+    assert cov.loc["000", "testable"] + cov.loc["004", "testable"] == cov.loc["all", "testable"]
+    # control: nothing left out and everything judged reads 1
+    assert judge.coverage(claims[claims.verdict != NOT_JUDGED], left.iloc[:0]).judged_share.tolist()[-1] == 1.0
+
+
+def test_the_shipped_left_out_table_loads_and_a_malformed_one_is_refused(tmp_path):
+    shipped = table.load_left_out()
+    assert len(shipped) > 0 and set(shipped.doc) <= set(table.DOCS)
+    # nothing listed twice in the left-out table is also a claim's conclusion
+    assert not set(shipped.conclusion) & set(table.load().conclusion)
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame([{"doc": "007", "section": "s", "conclusion": "c", "reason": ""}]).to_csv(bad, index=False)
+    with pytest.raises(ValueError, match="bad doc '007'"):
+        table.load_left_out(bad)
 
 
 # ---- the report -----------------------------------------------------------------------------------
@@ -138,8 +166,9 @@ def _cmp(ids):
 def test_the_report_shows_conclusions_and_each_familys_claims():
     claims = judge.judge(SYNTHETIC, _synthetic_run(), reduced=True, model_source="random")
     fams = [Family("scalar", "Scalar", ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10"), 1)]
+    left = table.load_left_out()
     html = render(str(TEMPLATES), _cmp(["S3"]), {"tables": {}, "figures": {}, "metas": [], "paths": []}, families=fams,
-                  claims=claims, claims_summary=judge.counts(claims, fams))
+                  claims=claims, claims_summary=judge.counts(claims, fams), claims_coverage=judge.coverage(claims, left))
     conclusions = html[html.index('id="conclusions"'):html.index('id="family-scalar"')]
     assert html.index('id="summary"') < html.index('id="conclusions"')
     total = judge.counts(claims, fams).set_index("family").loc["all"]
@@ -147,6 +176,9 @@ def test_the_report_shows_conclusions_and_each_familys_claims():
     assert (f'<a href="#conclusions">Claims</a>: {total.holds} hold, {total.fails} fail, {total["not judged"]} '
             f"not judged, of {total.claims}.") in summary
     assert '<a href="#S5">S5</a>' in conclusions and "fails" in conclusions
+    cover = " ".join(conclusions[conclusions.index('id="claims-coverage"'):].split())
+    assert f"2 of the documents' {len(claims) + len(left)} testable conclusions" in cover
+    assert f"{len(left)} are not in the table yet" in cover and 'id="claims-left-out"' in conclusions
     assert 'id="claim-S3.routes-add"' in html[html.index('id="family-scalar"'):]
     assert "http://" not in html and "https://" not in html.replace("https://www.w3.org", "")
 
@@ -168,7 +200,10 @@ def test_relations_that_read_timings_are_declared_volatile():
 def test_the_rule_reaches_the_claims_table_not_the_claims_output():
     """The rule's input and output names reach measure_claims' parameters (jobs.call_arguments): an
     input named `claims` would hand it the output path results/claims.csv as the table."""
-    inputs = {"files": ["results/S3/routes.csv"], "table": "src/adbench/data/claims.csv", "model": []}
-    outputs = {"claims": "results/claims.csv", "claims_summary": "results/claims_summary.csv"}
+    inputs = {"files": ["results/S3/routes.csv"], "table": "src/adbench/data/claims.csv",
+              "left_out": "src/adbench/data/claims_left_out.csv", "model": []}
+    outputs = {"claims": "results/claims.csv", "claims_summary": "results/claims_summary.csv",
+               "claims_coverage": "results/claims_coverage.csv"}
     args = call_arguments(judge.measure_claims, inputs, {}, outputs, {"reduced": True, "families": []}, reader=str)
     assert args["table_path"] == "src/adbench/data/claims.csv" and args["files_path"] == inputs["files"]
+    assert args["left_out_path"] == inputs["left_out"]

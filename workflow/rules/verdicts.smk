@@ -39,11 +39,15 @@ rule report_claims:
         files=report_inputs,
         # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
         table=source_file(ROOT / "src/adbench/data/claims.csv"),
+        # the testable conclusions the table leaves out, with why: the coverage's denominator with the table
+        left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
         # which GPT-2 ran: pretrained-scope claims are judged only on the real weights
         model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
     output:
         claims="results/claims.csv",
         claims_summary="results/claims_summary.csv",
+        # judged conclusions over testable ones, per document
+        claims_coverage="results/claims_coverage.csv",
     log:
         LOG("report_claims"),
     benchmark:

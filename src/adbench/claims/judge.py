@@ -63,10 +63,30 @@ def counts(judged: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["family", HOLDS, FAILS, NOT_JUDGED, "claims"])
 
 
-def measure_claims(files_path: list[str], table_path: str, model: list[dict], families: list[dict],
-                   reduced: bool = False) -> dict:
+COVERAGE = ["doc", "testable", "judged", HOLDS, FAILS, NOT_JUDGED, "left_out", "judged_share"]
+
+
+def coverage(judged: pd.DataFrame, left_out: pd.DataFrame) -> pd.DataFrame:
+    """Per document and overall: the testable conclusions (claims table + left-out table), how many got a
+    verdict here (holds or fails), and the share judged (results/claims_coverage.csv)."""
+    def row(doc: str, rows: pd.DataFrame, out: pd.DataFrame) -> dict:
+        n = {v: int((rows.verdict == v).sum()) for v in VERDICTS}
+        testable = len(rows) + len(out)
+        judged_n = n[HOLDS] + n[FAILS]
+        return {"doc": doc, "testable": testable, "judged": judged_n, **n, "left_out": len(out),
+                "judged_share": round(judged_n / testable, 4) if testable else float("nan")}
+    docs = sorted(set(judged.doc) | set(left_out.doc))
+    out = [row(d, judged[judged.doc == d], left_out[left_out.doc == d]) for d in docs]
+    out.append(row("all", judged, left_out))
+    return pd.DataFrame(out, columns=COVERAGE)
+
+
+def measure_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
+                   families: list[dict], reduced: bool = False) -> dict:
     """rule report_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
+    `left_out_path`: the testable conclusions the table leaves out (the coverage's denominator with it);
     `model`: [results/gpt2/model.json] when the run has a GPT-2 family (which weights ran)."""
     judged = judge(table.load(table_path), tables_from(files_path), reduced=reduced,
                    model_source=model[0].get("model_source") if model else None)
-    return {"claims": judged, "claims_summary": counts(judged, from_dicts(families))}
+    return {"claims": judged, "claims_summary": counts(judged, from_dicts(families)),
+            "claims_coverage": coverage(judged, table.load_left_out(left_out_path))}

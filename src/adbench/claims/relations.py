@@ -192,6 +192,23 @@ def complex_step_never_worsens(t: Tables) -> Result:
     return verdict(ok, "error as h shrinks: " + ", ".join(f"{h:g}: {g(e)}" for h, e in zip(d.h, err)))
 
 
+@relation("S6/sweep")
+def complex_step_order_two(t: Tables) -> Result:
+    """Above float64 rounding (64 ulps of the derivative) the error falls with log-log slope nearer 2
+    than 1 or 3, and the smallest steps reach that rounding floor."""
+    d = t["S6/sweep"].sort_values("h", ascending=False)
+    floor = ROUNDING64 * float(d["estimate"].abs().max())
+    err = d["abs_err"].to_numpy(float)
+    above = d[err > floor]
+    if len(above) < 2:
+        return verdict(False, f"fewer than two steps above the rounding floor {g(floor)}")
+    slope = float(np.polyfit(np.log10(above.h.to_numpy(float)), np.log10(above.abs_err.to_numpy(float)), 1)[0])
+    reached = bool(err.min() <= floor)
+    return verdict(abs(slope - 2) < 0.5 and reached,
+                   f"log-log slope {g(slope)} over h = {g(above.h.min())}..{g(above.h.max())}; smallest error "
+                   f"{g(err.min())} {'within' if reached else 'above'} the rounding floor {g(floor)}")
+
+
 @relation("S6/controls")
 def complex_step_abs_silent(t: Tables) -> Result:
     r = row(t["S6/controls"], "control", "abs at +2")
@@ -428,6 +445,18 @@ def retain_graph_reproduces(t: Tables) -> Result:
     again = [float(qv(v, f"retain_graph_grad_{i}")) for i in (0, 1)]
     first = [float(qv(v, f"retain_graph_first_grad_{i}")) for i in (0, 1)]
     return verdict(again == first, f"retained graph second traversal {again} vs first {first}")
+
+
+@relation("L6/accounting")
+def hook_calls_overstate_shared_storage(t: Tables) -> Result:
+    """In every mode the per-call byte sum exceeds the unique-storage bytes exactly when there are more hook
+    calls than storages (saved tensors share storage); at least one mode shares."""
+    d = t["L6/accounting"]
+    shared, over = d.hook_calls > d.unique_storages, d.hook_mib > d.unique_storage_mib
+    ok = bool(shared.any() and (shared == over).all())
+    return verdict(ok, "; ".join(f"{r.mode}: {r.hook_calls} hook calls, {r.unique_storages} storages, "
+                                 f"{g(r.hook_mib)} MiB per call vs {g(r.unique_storage_mib)} MiB unique"
+                                 for r in d.itertuples()))
 
 
 @relation("L6/accounting")

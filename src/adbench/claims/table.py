@@ -24,6 +24,25 @@ def default_path() -> Path:
     return Path(str(resources.files("adbench") / "data" / "claims.csv"))
 
 
+# Testable conclusions of the documents that the claims table does not judge, each with the reason:
+# the denominator of the coverage statement together with the claims table itself.
+LEFT_OUT_COLUMNS = ["doc", "section", "conclusion", "reason"]
+
+
+def load_left_out(path: str | Path | None = None) -> pd.DataFrame:
+    """src/adbench/data/claims_left_out.csv, every cell text; ValueError names each malformed row."""
+    df = pd.read_csv(path or Path(str(resources.files("adbench") / "data" / "claims_left_out.csv")),
+                     dtype=str, keep_default_na=False)
+    if list(df.columns) != LEFT_OUT_COLUMNS:
+        raise ValueError(f"claims left-out table columns {list(df.columns)} != {LEFT_OUT_COLUMNS}")
+    problems = [f"row {i + 2}: " + ("bad doc " + repr(r.doc) if r.doc not in DOCS else "empty conclusion or reason")
+                for i, r in df.iterrows() if r.doc not in DOCS or not r.conclusion.strip() or not r.reason.strip()]
+    problems += [f"{c!r}: listed twice" for c in sorted(set(df.conclusion[df.conclusion.duplicated()]))]
+    if problems:
+        raise ValueError("claims left-out table: " + "; ".join(problems))
+    return df
+
+
 def _row_errors(r: pd.Series) -> list[str]:
     errors = []
     if not CLAIM_ID.match(r.claim):
