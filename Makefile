@@ -19,8 +19,9 @@ setup: $(STAMP)
 # does; either way only the lock's files, checked against its hashes, with no resolution. uv goes
 # into its own folder (not the venv's site-packages), so the venv holds the lock and adbench only.
 # envs/uvrun.py hands uv the package sources pip is configured with (`pip config list`).
-# --compile-bytecode does what pip does by default: otherwise the first jobs of a fresh clone's run
-# (running side by side) would each compile torch's and transformers' modules at import.
+# uv compiles no bytecode (pip does); set-up then imports what the jobs import once with bytecode
+# writing on (envs/warm_bytecode.py: where PYTHONDONTWRITEBYTECODE is set, every job would compile
+# torch's modules again; compiling all 13,000 files instead takes 67 s on 2 cores, this 24 s).
 UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
@@ -32,7 +33,7 @@ HAVE_UV = { test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target 
 define install
 	@if $(HAVE_UV); then \
 	  echo "set-up: $$($(UV) --version) installs $(1)"; \
-	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes $(1) && \
+	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --python $(BIN)/python --require-hashes $(1) && \
 	  $(BIN)/python envs/uvrun.py $(UV) pip install --quiet --python $(BIN)/python --no-deps \
 	    --no-build-isolation -e .; \
 	else \
@@ -49,6 +50,7 @@ $(STAMP): pyproject.toml envs/requirements.txt
 	 else $(PYTHON) scripts/check_python.py; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call install,envs/requirements.txt)
+	@PYTHONDONTWRITEBYTECODE= $(BIN)/python envs/warm_bytecode.py
 	@touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP) envs/lock.txt

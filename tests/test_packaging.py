@@ -193,7 +193,8 @@ def test_set_up_installs_exactly_the_locks():
     assert "envs/requirements.txt" in stamp_deps and "envs/lock.txt" in test_deps
     install = re.search(r"^define install\n(.*?)^endef", make, re.M | re.S).group(1)
     assert "--require-hashes --no-deps -r $(1)" in install            # pip: the lock's files, no resolution
-    assert "pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes $(1)" in install   # uv: the same
+    assert "pip sync --quiet --python $(BIN)/python --require-hashes $(1)" in install   # uv: the same
+    assert "PYTHONDONTWRITEBYTECODE= $(BIN)/python envs/warm_bytecode.py" in make  # uv compiles no bytecode
     assert install.count("--no-deps") >= 3 and "-e ." in install
     assert "requirements-test.txt" not in make and not (ROOT / "envs" / "requirements-test.txt").exists()
 

@@ -33,7 +33,7 @@ def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tm
     regressed, improved = held.claim.iloc[0], held.claim.iloc[1]
     # the compared archive: this run, except that `improved` failed then (fails -> holds: no regression)
     files = [str(p) for p in results.rglob("*") if p.suffix in (".csv", ".json") and ".manifests" not in p.parts]
-    (project / "archive").mkdir()
+    (project / "archive").mkdir(exist_ok=True)
     snapshot(files, str(results), str(project / "archive/base"), False,
              {"label": "base", "versions": {"torch": "2.13.0"}, "device": "cpu"})
     _edit(project / "archive/base/claims.csv", "claim", improved, verdict="fails", reason="failed then")

@@ -12,6 +12,7 @@ import pandas as pd
 import torch
 
 from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
+from .arch import CANDIDATE
 from .common import load_model
 from .nanogpt import from_gpt2, set_attention
 from .saved import account, step
@@ -22,7 +23,6 @@ FP32 = 4  # bytes per float32 element
 # transformers: GPT2LMHeadModel as loaded (eager attention, tanh-GELU as separate ops, log_softmax on
 # its logits); nanogpt: the nanoGPT-style copy (fused attention, exact GELU, one cross_entropy)
 ARCHS = ("transformers", "nanogpt")
-CANDIDATE = {"transformers": "", "nanogpt": "nanogpt_"}  # timing candidates: plain, checkpoint; nanogpt_plain, ...
 
 
 def _accounting(net, x: torch.Tensor, batch: int) -> tuple[list[dict], list[dict]]:

@@ -11,11 +11,10 @@ from transformers import GPT2Config
 
 from ..tables import values_table
 from ..timing import mark_unjudged
+from .arch import DOC_ARCH, SUFFIX
 from .load import gpt2_small_parameters
 
 FP32 = 4
-DOC_ARCH = "nanogpt"  # the architecture the documented rows are judged on
-SUFFIX = {"nanogpt": "", "transformers": "_transformers"}
 ARCH_NOTE = {
     "nanogpt": "nanoGPT-style GPT (fused SDPA attention, exact GELU, one cross_entropy) holding the transformers "
                "model's weights: the architecture the documents measured",

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..gpt2.arch import arch_candidates
+
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney test
 EXACT_MAX = 400  # exact null distribution when n1 * n2 is at most this and there are no ties
 _MEDIAN = re.compile(r"^(.*)_median_(min|max)(_[a-z]+)?$")
@@ -97,6 +99,8 @@ def _series(samples: pd.DataFrame, quantity: str) -> tuple[np.ndarray, str]:
     cands = sorted(samples.candidate.unique())
     if m and m.group(1) in cands:
         return samples.loc[samples.candidate == m.group(1), "per_call_us"].to_numpy(), "times"
+    if len(cands) > 2:  # G6 times both architectures in one file: the quantity's own pair
+        cands = arch_candidates(quantity, cands)
     if len(cands) != 2:
         raise ValueError(f"timing quantity {quantity!r}: expected two candidates, found {cands}")
     index = [c for c in ("process", "round") if c in samples.columns]
