@@ -22,6 +22,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -152,11 +153,14 @@ def node_cpus(env: dict) -> int:
 TIMING_ALONE = "timing-alone.yaml"
 
 
-def slurm_run(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    """Snakemake through the user's profile, with only what a quick test needs on top."""
+def slurm_args(project: Path, *args: str) -> list[str]:
+    """Snakemake's arguments through the user's profile, with only what a quick test needs on top."""
     (project / TIMING_ALONE).write_text("timing: {exclusive: true}\n")
-    return snakemake(project, "--profile", str(project / "profiles/slurm"),
-                     "--slurm-init-seconds-before-status-checks", "2", *args, env=env, timeout=1200)
+    return ["--profile", str(project / "profiles/slurm"), "--slurm-init-seconds-before-status-checks", "2", *args]
+
+
+def slurm_run(project: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return snakemake(project, *slurm_args(project, *args), env=env, timeout=1200)
 
 
 # The report's rules files (comparison, claims, what changed, rendering): one group, one SLURM job
@@ -304,9 +308,39 @@ localrule all:
     assert appendix_rows(html) == [("tensor_rules", "13", "vm"), ("scalar_s1", "local", "")]
 
 
+@pytest.fixture(scope="module")
+def failing(cluster, smoke, tmp_path_factory):
+    """A run whose one SLURM job fails, started in the background as soon as the cluster is up, in a copy
+    of the completed local run: it runs beside the sub-DAG run, which spends most of its wall time
+    waiting for SLURM's status checks. Yields a function that waits for it: (output, return code, project)."""
+    env, _ = cluster
+    tmp = tmp_path_factory.mktemp("failing")
+    project = copy_completed(smoke[0], tmp / "project")  # the one forced job is the only SLURM job, no DAG before it
+    # passes validation, fails at run time: insist on the cached pinned weights, which CI does not have
+    (tmp / "broken.yaml").write_text("gpt2: {source: cache}\n")
+    args = slurm_args(project, "results/gpt2/model.json", "--forcerun", "gpt2_model", *SMOKE, str(tmp / "broken.yaml"))
+    full_env = {**os.environ, "PYTHONPATH": str(project / "src"), **env, "HF_HUB_CACHE": str(tmp / "empty-hub")}
+    log = (tmp / "snakemake.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--snakefile", str(project / "Snakefile"), *args],
+                            cwd=project, env=full_env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+    def result() -> tuple[str, int, Path]:
+        code = proc.wait(timeout=1200)  # hang guard only
+        log.flush()
+        return (tmp / "snakemake.log").read_text(), code, project
+    try:
+        yield result
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
 @pytest.mark.slow
 @needs_cluster
-def test_subdag_on_slurm_reruns_only_it_and_matches_a_local_run(cluster, smoke, tmp_path):
+def test_subdag_on_slurm_reruns_only_it_and_matches_a_local_run(cluster, smoke, failing, tmp_path):
+    # `failing` (test_failing_job_is_reported_and_leaves_no_output) runs its one SLURM job beside this run
     env, state = cluster
     project = copy_completed(smoke[0], tmp_path / "project")
     before = snapshot(project)
@@ -399,16 +433,10 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
 
 @pytest.mark.slow
 @needs_cluster
-def test_failing_job_is_reported_and_leaves_no_output(cluster, smoke, tmp_path):
-    env, state = cluster
-    # a copy of the completed local run: the one forced job is the only SLURM job, no DAG before it
-    project = copy_completed(smoke[0], tmp_path / "project")
-    # passes validation, fails at run time: insist on the cached pinned weights, which CI does not have
-    (tmp_path / "broken.yaml").write_text("gpt2: {source: cache}\n")
-    res = slurm_run(project, {**env, "HF_HUB_CACHE": str(tmp_path / "empty-hub")}, "results/gpt2/model.json",
-                    "--forcerun", "gpt2_model", *SMOKE, str(tmp_path / "broken.yaml"))
-    out = res.stdout + res.stderr
-    assert res.returncode != 0
+def test_failing_job_is_reported_and_leaves_no_output(cluster, smoke, failing):
+    _, state = cluster
+    out, code, project = failing()
+    assert code != 0
     assert sorted(submitted(out).values()) == ["gpt2_model"], out[-4000:]  # one small job
     (job_id, rule), = submitted(out).items()
     assert f"SLURM-job '{job_id}' failed" in out, out[-4000:]
