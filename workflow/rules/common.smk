@@ -22,7 +22,7 @@ ENV = "../../envs/adbench.yaml"  # relative to the rules files in workflow/rules
 
 
 def source_file(path):
-    """A file of the checkout as a rule input, relative to the working directory: Snakemake re-runs a job
+    """A file of the checkout as an input path relative to the working directory. Snakemake re-runs a job
     whose set of input paths changed, so an absolute path would re-run the report jobs in every copy
     of a completed project (tests, a moved checkout); relative, the record survives the move."""
     return os.path.relpath(path, os.getcwd())
