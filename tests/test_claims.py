@@ -168,7 +168,8 @@ def test_the_report_shows_conclusions_and_each_familys_claims():
     fams = [Family("scalar", "Scalar", ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10"), 1)]
     left = table.load_left_out()
     html = render(str(TEMPLATES), _cmp(["S3"]), {"tables": {}, "figures": {}, "metas": [], "paths": []}, families=fams,
-                  claims=claims, claims_summary=judge.counts(claims, fams), claims_coverage=judge.coverage(claims, left))
+                  claims=claims, claims_summary=judge.counts(claims, fams), claims_coverage=judge.coverage(claims, left),
+                  left_out=left)
     conclusions = html[html.index('id="conclusions"'):html.index('id="family-scalar"')]
     assert html.index('id="summary"') < html.index('id="conclusions"')
     total = judge.counts(claims, fams).set_index("family").loc["all"]

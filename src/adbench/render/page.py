@@ -168,19 +168,19 @@ def environment(metas: list[dict]) -> dict:
 
 
 def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None,
-                   coverage: pd.DataFrame | None = None) -> dict:
+                   coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> dict:
     """What the templates read about the claims: every row, rows by ID, the per-family counts
     (results/claims_summary.csv), the coverage per document (results/claims_coverage.csv) and the
-    testable conclusions left out. Empty, not undefined, when the run has no claims (StrictUndefined)."""
-    from ..claims.table import load_left_out
+    testable conclusions left out (claims_left_out.csv). Empty, not undefined, when the run has no claims
+    (StrictUndefined)."""
     rows = [] if claims is None else claims.fillna("").to_dict("records")
     by_id: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_id[r["id"]].append(r)
     counts = [] if summary is None else summary.to_dict("records")
     cover = [] if coverage is None else coverage.to_dict("records")
-    left_out = load_left_out().to_dict("records") if cover else []
-    return {"rows": rows, "by_id": dict(by_id), "counts": counts, "coverage": cover, "left_out": left_out}
+    listed = [] if left_out is None else left_out.fillna("").to_dict("records")
+    return {"rows": rows, "by_id": dict(by_id), "counts": counts, "coverage": cover, "left_out": listed}
 
 
 def claim_changes_context(claims_changes: pd.DataFrame | None) -> dict:
@@ -216,7 +216,7 @@ def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Env
 def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
            families: list[Family] = (), config: dict | None = None, model: dict | None = None,
            claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
-           claims_coverage: pd.DataFrame | None = None) -> str:
+           claims_coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> str:
     """Render report.html.j2 from `template_dir` into an HTML string; one section per family.
 
     `config`: the run's configuration, which the templates read instead of restating it (`setting`);
@@ -242,7 +242,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
-        "claims": claims_context(claims, claims_summary, claims_coverage),
+        "claims": claims_context(claims, claims_summary, claims_coverage, left_out),
         "claim_changes": {},  # archive -> claims whose verdict changed (measure_report fills it)
         **(extra or {}),
     }
@@ -253,7 +253,7 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
                    reduced: bool, rules: list[str], families: list[dict], settings: dict,
                    claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
                    claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
-                   template_dir: str | None = None) -> dict:
+                   left_out: pd.DataFrame | None = None, template_dir: str | None = None) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
     from . import TEMPLATES
@@ -264,5 +264,5 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
              "claim_changes": claim_changes_context(claims_changes)}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
                   families=from_dicts(families), config=settings, model=model[0] if model else None,
-                  claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage)
+                  claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage, left_out=left_out)
     return {"html": html.encode("utf-8")}
