@@ -83,12 +83,18 @@ def smoke(tmp_path_factory):
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
 
 
+# The README command at smoke sizes, with this environment's tools, and the environment it runs in.
+MAKE_REPORT = ["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"]
+
+
+def project_env(project: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(project / "src")}
+
+
 def make_report(project: Path, stdout=subprocess.PIPE) -> subprocess.Popen:
-    """The README command at smoke sizes, with this environment's tools, in its own process group."""
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
-    cmd = ["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"]
-    return subprocess.Popen(cmd, cwd=project, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    """MAKE_REPORT in `project`, in its own process group (a test can kill the whole run)."""
+    return subprocess.Popen(MAKE_REPORT, cwd=project, env=project_env(project), stdout=stdout,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -15,9 +15,8 @@ import pytest
 
 from adbench import cache
 
-from conftest import MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
+from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, project_env, snakemake
 
-BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
 
 
 @pytest.fixture
@@ -36,10 +35,9 @@ def cached(smoke, tmp_path):
 
 def make_report(project: Path) -> tuple[subprocess.CompletedProcess, float]:
     """The README command at smoke sizes with this environment's tools; its output and wall time."""
-    env = {**os.environ, "PYTHONPATH": str(project / "src")}
     t0 = time.perf_counter()
-    res = subprocess.run(["make", "report", f"BIN={BIN}", "CORES=2", f"SMK_ARGS={' '.join(SMOKE)}"], cwd=project,
-                         env=env, capture_output=True, text=True, timeout=1800)  # hang guard only
+    res = subprocess.run(MAKE_REPORT, cwd=project, env=project_env(project), capture_output=True, text=True,
+                         timeout=1800)  # hang guard only
     return res, time.perf_counter() - t0
 
 
