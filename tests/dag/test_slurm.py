@@ -31,7 +31,7 @@ import yaml
 
 from adbench import provenance
 from test_determinism import compare_runs
-from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
+from conftest import MEASURED, ROOT, SMOKE, copy_project, project_env, snakemake
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
 CLUSTER = ROOT / "tests/dag/cluster"
@@ -319,7 +319,7 @@ def failing(cluster, smoke, tmp_path_factory):
     # passes validation, fails at run time: insist on the cached pinned weights, which CI does not have
     (tmp / "broken.yaml").write_text("gpt2: {source: cache}\n")
     args = slurm_args(project, "results/gpt2/model.json", "--forcerun", "gpt2_model", *SMOKE, str(tmp / "broken.yaml"))
-    full_env = {**os.environ, "PYTHONPATH": str(project / "src"), **env, "HF_HUB_CACHE": str(tmp / "empty-hub")}
+    full_env = {**project_env(project), **env, "HF_HUB_CACHE": str(tmp / "empty-hub")}
     log = (tmp / "snakemake.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--snakefile", str(project / "Snakefile"), *args],
                             cwd=project, env=full_env, stdout=log, stderr=subprocess.STDOUT, text=True)
