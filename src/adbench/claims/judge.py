@@ -1,17 +1,23 @@
-"""Judge every claim against a run's tables: results/claims.csv and its per-family counts."""
+"""Judge every claim against a run's tables: results/claims.csv, its per-family counts and the coverage."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 import pandas as pd
 
+from .. import settings as run_settings
 from ..families import Family, from_dicts
 from ..io import read_csv
+from ..outcomes import DEFINITION, FAILS, HOLDS, NOT_JUDGED
 from . import table
-from .relations import FAILS, HOLDS, NEEDS, NOT_JUDGED, RELATIONS, VERDICTS
+from .registry import Outcome, Relation, load_all
 
-OUTPUT = ["claim", "id", "scope", "verdict", "reason", "conclusion", "doc", "section"]
+OUTPUT = ["claim", "id", "scope", "verdict", "fragile", "margin", "margin_unit", "basis", "reason", "conclusion",
+          "tolerance", "doc", "line", "section"]
 
 
 def tables_from(paths: list[str], results_dir: str = "results") -> dict[str, pd.DataFrame]:
@@ -24,69 +30,136 @@ def tables_from(paths: list[str], results_dir: str = "results") -> dict[str, pd.
     return out
 
 
-def judge_one(claim: pd.Series, tables: dict[str, pd.DataFrame], reduced: bool, model_source: str | None) -> tuple[str, str]:
-    """(verdict, reason) for one claim row. The relation runs whenever its tables exist, so a claim
-    that is not judged still shows what it would read."""
-    missing = [k for k in NEEDS[claim.relation] if k not in tables]
-    if missing:
-        return NOT_JUDGED, f"not measured: no {', '.join(missing)}"
-    outcome, reason = RELATIONS[claim.relation](tables)
-    would = f" (on this run it would read {outcome}: {reason})"
+@dataclass(frozen=True)
+class Run:
+    """What the judge needs to know about the run besides its tables: reduced sizes, which weights each model
+    record says ran ({'gpt2': 'random-init'}), and the configuration (None: not known, judged as configured)."""
+    reduced: bool = False
+    models: Mapping[str, str] | None = None
+    settings: Mapping[str, Any] | None = None
+
+
+def fragility(rel: Relation, out: Outcome) -> str:
+    """Why a judged claim could read otherwise on another machine ('' when it would not)."""
+    if rel.rests_on == "timing":
+        return "rests on timing (host and load dependent)"
+    if rel.rests_on == "rounding":
+        return "rests on last-bit rounding"
+    b = out.binding
+    if b is not None and b.near_edge:
+        return f"margin {b.margin:+.3g} {b.unit} within its band of {b.band:g} ({b.what})"
+    return ""
+
+
+def _margin_text(out: Outcome) -> str:
+    b = out.binding
+    return "exact" if b is None else f"margin {b.margin:+.3g} {b.unit} ({b.what})"
+
+
+def _unjudged(claim: pd.Series, run: Run, model_source: str) -> str:
+    """Why a claim whose relation ran is not judged here ('' when it is)."""
     if claim.scope == "pretrained" and model_source != "pretrained":
-        return NOT_JUDGED, f"needs the pretrained GPT-2 weights; this run used {model_source or 'no'} GPT-2{would}"
+        return f"needs the pretrained {claim.model or 'model'} weights; this run used {model_source or 'none'}"
     if claim.scope == "setup":
-        return NOT_JUDGED, f"depends on the documents' setup: {claim.note}{would}"
-    if reduced and claim["size"] == "dependent":  # claim.size is the Series length
-        return NOT_JUDGED, f"measured at reduced sizes and the claim depends on size{would}"
-    if outcome == FAILS and claim.note.strip():
-        return outcome, f"{reason}. {claim.note}"  # a claim that fails here is a finding: say why
-    return outcome, reason
+        return f"depends on the documents' setup: {claim.scope_note}"
+    differs = run_settings.not_judged_reason(claim.config, run.settings)
+    if differs:
+        return differs
+    if run.reduced and claim["size"] == "dependent":  # claim.size is the Series length
+        return "measured at reduced sizes and the claim depends on size"
+    return ""
 
 
-def judge(claims: pd.DataFrame, tables: dict[str, pd.DataFrame], reduced: bool = False,
-          model_source: str | None = None) -> pd.DataFrame:
+def _basis(claim: pd.Series, model_source: str) -> str:
+    if claim.scope == "proxy":
+        return f"proxy: {claim.scope_note}"
+    if claim.model and model_source and model_source != "pretrained":
+        return f"judged on {model_source} {claim.model} weights"
+    return ""
+
+
+def judge_one(claim: pd.Series, tables: Mapping[str, pd.DataFrame], run: Run, relations: Mapping[str, Relation]) -> dict:
+    """One row of results/claims.csv. The relation runs whenever its tables exist, so a claim that is not
+    judged still shows what its test would read; a relation that raises is not judged, with the error."""
+    model_source = (run.models or {}).get(claim.model, "") if claim.model else ""
+    base = {"claim": claim.claim, "id": claim.id, "scope": claim.scope, "fragile": "", "margin": math.nan,
+            "margin_unit": "", "basis": _basis(claim, model_source), "conclusion": claim.conclusion,
+            "tolerance": claim.tolerance, "doc": claim.doc, "line": claim.line, "section": claim.section}
+    rel = relations[claim.relation]
+    missing = [k for k in rel.needs if k not in tables]
+    if missing:
+        return {**base, "verdict": NOT_JUDGED, "reason": f"not measured: no {', '.join(missing)}"}
+    try:
+        out = rel(tables)
+    except Exception as e:  # a table of an unexpected shape: say so, keep the report
+        return {**base, "verdict": NOT_JUDGED, "reason": f"the relation failed on this run's tables: "
+                                                           f"{type(e).__name__}: {e}"}
+    why = _unjudged(claim, run, model_source)
+    if why:
+        return {**base, "verdict": NOT_JUDGED, "reason": f"{why} (on this run it would read {out.verdict}: "
+                                                           f"{out.reason}; {_margin_text(out)})"}
+    reason = f"{out.reason}; {_margin_text(out)}"
+    if out.verdict == FAILS and claim.finding.strip() and not run.reduced:
+        reason += f". {claim.finding}"  # a full-size failure, explained in the terms of the run that found it
+    b = out.binding
+    return {**base, "verdict": out.verdict, "reason": reason, "fragile": fragility(rel, out),
+            "margin": math.nan if b is None else b.margin, "margin_unit": "exact" if b is None else b.unit}
+
+
+def judge(claims: pd.DataFrame, tables: Mapping[str, pd.DataFrame], run: Run = Run()) -> pd.DataFrame:
     """One row per claim: OUTPUT columns."""
-    rows = []
-    for _, c in claims.iterrows():
-        v, reason = judge_one(c, tables, reduced, model_source)
-        rows.append({"claim": c.claim, "id": c.id, "scope": c.scope, "verdict": v, "reason": reason,
-                     "conclusion": c.conclusion, "doc": c.doc, "section": c.section})
+    relations = load_all()
+    rows = [judge_one(c, tables, run, relations) for _, c in claims.iterrows()]
     return pd.DataFrame(rows, columns=OUTPUT)
 
 
+COUNTS = [HOLDS, FAILS, NOT_JUDGED, DEFINITION, "proxy holds", "proxy fails", "fragile", "claims"]
+
+
+def tally(rows: pd.DataFrame) -> dict:
+    """The counts of one set of claims: proxies (judged on a stand-in model) apart from the rest."""
+    proxy = rows.scope == "proxy"
+    own = rows[~proxy]
+    return {HOLDS: int((own.verdict == HOLDS).sum()), FAILS: int((own.verdict == FAILS).sum()),
+            NOT_JUDGED: int((rows.verdict == NOT_JUDGED).sum()), DEFINITION: int((rows.verdict == DEFINITION).sum()),
+            "proxy holds": int((rows[proxy].verdict == HOLDS).sum()),
+            "proxy fails": int((rows[proxy].verdict == FAILS).sum()),
+            "fragile": int((rows.fragile.fillna("") != "").sum()), "claims": len(rows)}
+
+
 def counts(judged: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
-    """Holds / fails / not judged per family and overall (results/claims_summary.csv)."""
-    def tally(rows: pd.DataFrame) -> dict:
-        return {v: int((rows.verdict == v).sum()) for v in VERDICTS} | {"claims": len(rows)}
+    """Per family and overall (results/claims_summary.csv)."""
     out = [{"family": f.key, **tally(judged[judged.id.isin(f.ids)])} for f in families]
     out.append({"family": "all", **tally(judged)})
-    return pd.DataFrame(out, columns=["family", HOLDS, FAILS, NOT_JUDGED, "claims"])
+    return pd.DataFrame(out, columns=["family", *COUNTS])
 
 
-COVERAGE = ["doc", "testable", "judged", HOLDS, FAILS, NOT_JUDGED, "left_out", "judged_share"]
+COVERAGE = ["doc", "listed", "judged", HOLDS, FAILS, NOT_JUDGED, DEFINITION, "proxy", "left_out", "judged_share"]
 
 
 def coverage(judged: pd.DataFrame, left_out: pd.DataFrame) -> pd.DataFrame:
-    """Per document and overall: the testable conclusions (claims table + left-out table), how many got a
-    verdict here (holds or fails), and the share judged (results/claims_coverage.csv)."""
-    def row(doc: str, rows: pd.DataFrame, out: pd.DataFrame) -> dict:
-        n = {v: int((rows.verdict == v).sum()) for v in VERDICTS}
-        testable = len(rows) + len(out)
-        judged_n = n[HOLDS] + n[FAILS]
-        return {"doc": doc, "testable": testable, "judged": judged_n, **n, "left_out": len(out),
-                "judged_share": round(judged_n / testable, 4) if testable else float("nan")}
+    """Per document and overall: the conclusions this project lists (claims table + left-out table), how many
+    got a verdict on the documents' own terms here (holds or fails, proxies apart), and that share."""
+    def one(doc: str, rows: pd.DataFrame, out: pd.DataFrame) -> dict:
+        t = tally(rows)
+        listed = len(rows) + len(out)
+        n = t[HOLDS] + t[FAILS]
+        return {"doc": doc, "listed": listed, "judged": n, HOLDS: t[HOLDS], FAILS: t[FAILS],
+                NOT_JUDGED: t[NOT_JUDGED], DEFINITION: t[DEFINITION], "proxy": t["proxy holds"] + t["proxy fails"],
+                "left_out": len(out), "judged_share": round(n / listed, 4) if listed else float("nan")}
     docs = sorted(set(judged.doc) | set(left_out.doc))
-    out = [row(d, judged[judged.doc == d], left_out[left_out.doc == d]) for d in docs]
-    out.append(row("all", judged, left_out))
-    return pd.DataFrame(out, columns=COVERAGE)
+    rows = [one(d, judged[judged.doc == d], left_out[left_out.doc == d]) for d in docs]
+    rows.append(one("all", judged, left_out))
+    return pd.DataFrame(rows, columns=COVERAGE)
 
 
 def measure_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
-                   families: list[dict], reduced: bool = False) -> dict:
+                   families: list[dict], reduced: bool = False, settings: dict | None = None) -> dict:
     """rule report_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
-    `left_out_path`: the testable conclusions the table leaves out (the coverage's denominator with it);
-    `model`: [results/gpt2/model.json] when the run has a GPT-2 family (which weights ran)."""
-    judged = judge(table.load(table_path), tables_from(files_path), reduced=reduced,
-                   model_source=model[0].get("model_source") if model else None)
+    `left_out_path`: the conclusions the table leaves out (the coverage's denominator with it); `model`: the
+    model records of the run ({'model_source': ...} per record); `settings`: the run's configuration."""
+    models = {"gpt2": model[0].get("model_source", "")} if model else {}
+    run = Run(reduced=reduced, models=models, settings=settings)
+    judged = judge(table.load(table_path), tables_from(files_path), run)
     return {"claims": judged, "claims_summary": counts(judged, from_dicts(families)),
             "claims_coverage": coverage(judged, table.load_left_out(left_out_path))}

@@ -38,14 +38,17 @@ ROUNDING64 = 64 * EPS64
 
 
 def relation(*tables: str, volatile: bool = False):
-    """Register `fn` under its name; `tables` are the keys it reads; `volatile`: it reads timings."""
+    """Transitional: register an old-style relation ((verdict, reason)) in the claims registry."""
+    from .registry import RELATIONS as REG, Outcome, Relation
+
     def register(fn):
-        if fn.__name__ in RELATIONS:
-            raise ValueError(f"relation {fn.__name__!r} registered twice")
+        def wrapped(t, fn=fn):
+            v, why = fn(t)
+            return Outcome(v, why, ())
+        wrapped.__name__ = fn.__name__
+        REG[fn.__name__] = Relation(fn.__name__, wrapped, tables, rests_on="timing" if volatile else "")
         RELATIONS[fn.__name__] = fn
         NEEDS[fn.__name__] = tables
-        if volatile:
-            VOLATILE.add(fn.__name__)
         return fn
     return register
 
@@ -104,183 +107,6 @@ def sums_to_zero(x: np.ndarray) -> tuple[bool, float, float]:
     """Whether sum(x) is zero at the rounding scale of summing x: n ulps of sum(|x|)."""
     s, scale = float(np.sum(x)), float(np.sum(np.abs(x)))
     return abs(s) <= len(x) * 4 * EPS64 * scale, s, scale
-
-
-# ---- S: scalar tape ----------------------------------------------------------------------------
-@relation("S1/gradients")
-def tape_equals_torch64(t: Tables) -> Result:
-    d = t["S1/gradients"]
-    tape, torch = row(d, "method", "tape"), row(d, "method", "torch float64")
-    ok = close(tape.dL_da, torch.dL_da) and close(tape.dL_db, torch.dL_db)
-    return verdict(ok, f"dL/da tape {float(tape.dL_da)!r} vs torch64 {float(torch.dL_da)!r}; dL/db {float(tape.dL_db)!r} vs {float(torch.dL_db)!r}")
-
-
-@relation("S1/gradients")
-def secant_gap_exceeds_rounding(t: Tables) -> Result:
-    d = t["S1/gradients"]
-    central = float(row(d, "method", "central difference h=0.1").abs_diff_da_vs_tape)
-    f32 = float(row(d, "method", "torch float32").abs_diff_da_vs_tape)
-    return verdict(central > f32, f"|central(h=0.1) - tape| = {g(central)} vs float32 rounding {g(f32)}")
-
-
-@relation("S2/nudges")
-def ratio_approaches_derivative(t: Tables) -> Result:
-    d = t["S2/nudges"].sort_values("nudge", ascending=False)
-    derivative = (d["exact_2x_plus_h"] - d["nudge"]).to_numpy()  # 2x, from the table's own exact column
-    gaps = (d["ratio"].to_numpy() - derivative)
-    shrinking = bool(np.all(np.diff(np.abs(gaps)) < 0))
-    equals_h = all(close(gp, h, 1e-9) for gp, h in zip(gaps, d["nudge"]))  # cancellation in f(x+h)-f(x)
-    return verdict(shrinking and equals_h, "ratio - 2x per nudge: " + ", ".join(
-        f"{h:g}: {g(gp)}" for h, gp in zip(d["nudge"], gaps)))
-
-
-@relation("S3/routes")
-def routes_add(t: Tables) -> Result:
-    d = t["S3/routes"]
-    parts = d[d["route"] != "sum"]["value"].astype(float)
-    total = float(row(d, "route", "sum").value)
-    return verdict(close(parts.sum(), total), f"{' + '.join(g(v) for v in parts)} = {g(parts.sum())}; sum row {g(total)}")
-
-
-@relation("S4/variants", "S3/routes")
-def overwrite_keeps_last_route(t: Tables) -> Result:
-    v, r = t["S4/variants"], t["S3/routes"]
-    bug, ok_row = row(v, "variant", "BUG = (overwrite)"), row(v, "variant", "correct +=")
-    through_m = float(row(r, "route", "a -> m -> z -> L").value)
-    ok = close(bug.dL_da, through_m) and not close(bug.dL_da, ok_row.dL_da) and close(bug.dL_db, ok_row.dL_db)
-    return verdict(ok, f"overwrite dL/da {g(bug.dL_da)} (route through m {g(through_m)}, correct {g(ok_row.dL_da)}); "
-                       f"dL/db {g(bug.dL_db)} vs {g(ok_row.dL_db)}")
-
-
-@relation("S4/variants", "S4/values")
-def wrong_order_leaves_zero_silently(t: Tables) -> Result:
-    bug = row(t["S4/variants"], "variant", "BUG wrong order")
-    raised = float(qv(t["S4/values"], "exceptions_raised"))
-    ok = bug.dL_da == 0 and bug.dL_db == 0 and raised == 0
-    return verdict(ok, f"wrong order: dL/da {bug.dL_da}, dL/db {bug.dL_db}; exceptions raised by both bugs: {raised:g}")
-
-
-@relation("S5/sweep")
-def central_valley_has_interior_minimum(t: Tables) -> Result:
-    d = t["S5/sweep"].sort_values("h", ascending=False).reset_index(drop=True)
-    i = int(d["central_err"].idxmin())
-    ok = 0 < i < len(d) - 1
-    return verdict(ok, f"smallest central error {g(d.central_err[i])} at h={d.h[i]:g}, inside h={d.h.iloc[0]:g}..{d.h.iloc[-1]:g}"
-                       f" (errors at the ends {g(d.central_err.iloc[0])}, {g(d.central_err.iloc[-1])})")
-
-
-@relation("S5/slopes")
-def truncation_orders(t: Tables) -> Result:
-    d = t["S5/slopes"]
-    fwd, cen = float(row(d, "method", "forward").slope), float(row(d, "method", "central").slope)
-    ok = abs(fwd - 1) < abs(fwd - 2) and abs(cen - 2) < abs(cen - 1)  # nearer its own order than the other
-    return verdict(ok, f"log-log slopes: forward {g(fwd)}, central {g(cen)}")
-
-
-@relation("S5/sweep")
-def central_beats_forward(t: Tables) -> Result:
-    d = t["S5/sweep"]
-    c, f = float(d["central_err"].min()), float(d["forward_err"].min())
-    return verdict(c < f, f"best central error {g(c)} vs best forward error {g(f)}")
-
-
-@relation("S6/sweep")
-def complex_step_never_worsens(t: Tables) -> Result:
-    d = t["S6/sweep"].sort_values("h", ascending=False)
-    err = d["abs_err"].to_numpy(float)
-    ok = bool(np.all(np.diff(err) <= 0))
-    return verdict(ok, "error as h shrinks: " + ", ".join(f"{h:g}: {g(e)}" for h, e in zip(d.h, err)))
-
-
-@relation("S6/sweep")
-def complex_step_order_two(t: Tables) -> Result:
-    """Above float64 rounding (64 ulps of the derivative) the error falls with log-log slope nearer 2
-    than 1 or 3, and the smallest steps reach that rounding floor."""
-    d = t["S6/sweep"].sort_values("h", ascending=False)
-    floor = ROUNDING64 * float(d["estimate"].abs().max())
-    err = d["abs_err"].to_numpy(float)
-    above = d[err > floor]
-    if len(above) < 2:
-        return verdict(False, f"fewer than two steps above the rounding floor {g(floor)}")
-    slope = float(np.polyfit(np.log10(above.h.to_numpy(float)), np.log10(above.abs_err.to_numpy(float)), 1)[0])
-    reached = bool(err.min() <= floor)
-    return verdict(abs(slope - 2) < 0.5 and reached,
-                   f"log-log slope {g(slope)} over h = {g(above.h.min())}..{g(above.h.max())}; smallest error "
-                   f"{g(err.min())} {'within' if reached else 'above'} the rounding floor {g(floor)}")
-
-
-@relation("S6/controls")
-def complex_step_abs_silent(t: Tables) -> Result:
-    r = row(t["S6/controls"], "control", "abs at +2")
-    raised = isinstance(r.outcome, str) and r.outcome.strip() != ""
-    ok = not close(float(r.complex_step), float(r.real_slope)) and not raised
-    return verdict(ok, f"abs at +2: complex step {r.complex_step}, real slope {r.real_slope}, error raised: {raised}")
-
-
-@relation("S6/controls")
-def complex_max_raises(t: Tables) -> Result:
-    d = t["S6/controls"]
-    hit = d[d["control"].astype(str).str.startswith("max(")]
-    out = "" if hit.empty else str(hit.iloc[0].outcome)
-    return verdict("TypeError" in out, f"max(0, 2+ih): {out or 'no row / no error'}")
-
-
-@relation("S7/directions")
-def directional_catches_corruption(t: Tables) -> Result:
-    d = t["S7/directions"]
-    worst_ok, best_bad = float(d["abs_error"].max()), float(d["corrupted_abs_error"].min())
-    return verdict(worst_ok < best_bad, f"largest error of the correct gradient {g(worst_ok)}; smallest error "
-                                        f"with coordinate corrupted {g(best_bad)} over {len(d)} directions")
-
-
-@relation("S8/modes", "S8/values")
-def forward_reverse_agree(t: Tables) -> Result:
-    d = t["S8/modes"]
-    diff = float((d["forward_mode"] - d["reverse_mode"]).abs().max())
-    return verdict(diff == 0, f"max |forward - reverse| over {len(d)} inputs = {diff:g}")
-
-
-@relation("S8/modes", "S8/values")
-def forward_needs_a_pass_per_input(t: Tables) -> Result:
-    d, v = t["S8/modes"], t["S8/values"]
-    total, closures = float(qv(v, "forward_ops_total")), float(qv(v, "reverse_closures"))
-    ok = total == d["forward_ops"].sum() and len(d) > 1 and closures < total and closures == d["forward_ops"].iloc[0]
-    return verdict(ok, f"{len(d)} seeds x {d.forward_ops.iloc[0]} ops = {total:g} forward ops; reverse closures {closures:g}")
-
-
-@relation("S9/per_process", volatile=True)
-def tape_hundreds_slower(t: Tables) -> Result:
-    d = t["S9/per_process"]
-    d = d[d["reported"].map(truthy)]
-    ratios = d["ratio"].astype(float)
-    ok = len(ratios) > 0 and bool(((ratios >= 1e2) & (ratios < 1e3)).all())  # "hundreds of times"
-    return verdict(ok, f"tape/torch per-process ratios {', '.join(g(r) for r in ratios)}")
-
-
-@relation("S10/values")
-def accumulate_matches_torch_overwrite_does_not(t: Tables) -> Result:
-    v = t["S10/values"]
-    acc, tor, ovw = (float(qv(v, q)) for q in ("a_grad_accumulate", "a_grad_torch", "a_grad_overwrite"))
-    return verdict(acc == tor and ovw != tor, f"a.grad: += {acc:g}, torch {tor:g}, = {ovw:g}")
-
-
-@relation("S10/mlp_grads")
-def mlp_tape_matches_torch32(t: Tables) -> Result:
-    d = t["S10/mlp_grads"]
-    diff, scale = float(d["abs_diff"].max()), float(d["tape_grad"].abs().max())
-    # torch runs in float32: allow float32 rounding of the largest gradient times the 41 summed terms
-    tol = len(d) * EPS32 * max(scale, 1.0)
-    return verdict(diff <= tol, f"max |tape - torch32| {g(diff)}; float32 scale {g(tol)} (largest gradient {g(scale)})")
-
-
-@relation("S4/factor")
-def overwrite_factor_two_needs_b_minus_2(t: Tables) -> Result:
-    d = t["S4/factor"]
-    at, others = d[d["b"] == -2], d[d["b"] != -2]  # the claim names b = -2 and the factor 2
-    ratios = d["overwrite_over_correct"].astype(float)
-    ok = (len(at) == 1 and close(float(at.overwrite_over_correct.iloc[0]), 2.0) and len(others) > 0
-          and not any(close(float(r), 2.0) for r in others["overwrite_over_correct"]))  # NaN is not 2 either
-    return verdict(ok, "overwrite / correct dL/da per b: " + ", ".join(f"{b:g}: {g(r)}" for b, r in zip(d.b, ratios)))
 
 
 # ---- T: tensor backward rules --------------------------------------------------------------------

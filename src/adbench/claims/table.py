@@ -8,12 +8,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from .relations import RELATIONS
+from .. import settings
+from .registry import load_all
 
-COLUMNS = ["claim", "id", "doc", "section", "conclusion", "relation", "tolerance", "scope", "size", "note"]
-# any: must hold on whatever ran; pretrained: needs the real GPT-2 weights; setup: needs something the
-# documents pinned that this run cannot reproduce (their corpus, their seed draw)
-SCOPES = ("any", "pretrained", "setup")
+# line: where the seed document states the conclusion (doc:line); model: the model record whose weights the
+# tables come from ('' when none); config: the settings the conclusion was drawn under (adbench.settings);
+# scope_note: what a non-`any` scope depends on; finding: why the claim fails, as measured at full size
+COLUMNS = ["claim", "id", "doc", "line", "section", "conclusion", "relation", "tolerance", "scope", "size", "model",
+           "config", "scope_note", "finding"]
+# any: must hold on whatever ran; pretrained: needs the real weights of its model; proxy: judged on a stand-in
+# trained here (counted apart); setup: needs something the documents pinned that this run cannot reproduce
+SCOPES = ("any", "pretrained", "proxy", "setup")
 # independent: the claim says nothing about sizes, so it is judged at reduced smoke sizes too
 SIZES = ("independent", "dependent")
 DOCS = ("000", "004")
@@ -49,7 +54,7 @@ def _row_errors(r: pd.Series) -> list[str]:
         errors.append("claim id must read <ID>.<kebab-name>")
     elif r.claim.split(".")[0] != r.id:
         errors.append(f"claim id does not start with its measurement id {r.id!r}")
-    if r.relation not in RELATIONS:
+    if r.relation not in load_all():
         errors.append(f"unknown relation {r.relation!r}")
     if r.scope not in SCOPES:
         errors.append(f"bad scope {r.scope!r} (expected one of {SCOPES})")
@@ -61,8 +66,16 @@ def _row_errors(r: pd.Series) -> list[str]:
         errors.append("empty conclusion")
     if not r.tolerance.strip():
         errors.append("empty tolerance (say 'exact' or the rounding scale, and why)")
-    if r.scope != "any" and not r.note.strip():
-        errors.append(f"a {r.scope} claim must say in note what it depends on")
+    if r.scope != "any" and not r.scope_note.strip():
+        errors.append(f"a {r.scope} claim must say in scope_note what it depends on")
+    if r.scope == "pretrained" and not r.model.strip():
+        errors.append("a pretrained claim must name its model")
+    if not r.line.isdigit() or int(r.line) < 1:
+        errors.append(f"line {r.line!r} must be the seed document's line number")
+    try:
+        settings.parse(r.config)
+    except Exception as e:  # a ValueError, or YAML that does not parse
+        errors.append(f"config: {e}")
     return errors
 
 

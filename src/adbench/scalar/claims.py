@@ -1,0 +1,352 @@
+"""The S family's conclusions, tested: the scalar tape against torch, finite differences, the complex step.
+
+Each relation reads this family's tables (results/S*/) and returns an Outcome whose checks carry their margins;
+each declares its two boundary controls (`edge`). `sources` says which computation produced each cell.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..claims import (EPS32, EPS64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near, qv, relation, row,
+                      same_float, sources, times_at_least, times_within, truthy, ulps_away)
+
+# "far more", "far above": at least two orders of magnitude; the same bound wherever a claim says it
+FAR = 100.0
+
+sources("S1/gradients", {"tape": "tape", "torch float64": "torch float64", "torch float32": "torch float32",
+                         "central difference": "central difference", "central difference:h": "input",
+                         "torch float64:abs_diff_da_vs_tape": "torch float64, tape",
+                         "torch float32:abs_diff_da_vs_tape": "torch float32, tape",
+                         "central difference:abs_diff_da_vs_tape": "central difference, tape"}, by="method")
+sources("S2/nudges", {"nudge": "input", "f_x": "difference quotient", "f_x_plus_h": "difference quotient",
+                      "ratio": "difference quotient", "exact_2x_plus_h": "formula 2x + h"})
+sources("S3/routes", {"value": "hand chain rule", "torch": "torch float64, one route detached", "b": "input",
+                      "factors": "input"}, by="route")
+sources("S4/variants", {"analytic": "analytic formula", "correct +=": "tape", "BUG = (overwrite)": "tape, = bug",
+                        "BUG wrong order": "tape, build order"}, by="variant")
+sources("S4/values", {"exceptions_raised": "tape bugs run"}, by="quantity")
+sources("S4/factor", {"a": "input", "b": "input", "correct_dL_da": "tape", "overwrite_dL_da": "tape, = bug",
+                      "overwrite_over_correct": "tape, = bug"})
+sources("S5/sweep", {"h": "input", "forward_est": "forward difference", "forward_err": "forward difference, tape",
+                     "central_est": "central difference", "central_err": "central difference, tape"})
+sources("S5/slopes", {"forward": "forward difference, tape", "central": "central difference, tape",
+                      **{f"{m}:{c}": "input" for m in ("forward", "central") for c in ("theory", "h_min", "h_max", "points")}},
+        by="method")
+sources("S6/sweep", {"h": "input", "estimate": "complex step", "abs_err": "complex step, tape"})
+sources("S6/controls", {"complex_step": "complex step", "real_slope": "analytic slope", "outcome": "complex step"},
+        by="control")
+sources("S7/directions", {"abs_error": "directional difference, torch gradient",
+                          "corrupted_abs_error": "directional difference, corrupted gradient"})
+sources("S8/modes", {"x": "input", "forward_mode": "forward mode (dual numbers)", "reverse_mode": "reverse mode (tape)",
+                     "forward_ops": "forward mode op count"})
+sources("S8/values", {"forward_ops_total": "forward mode op count", "reverse_closures": "reverse mode closure count"},
+        by="quantity")
+sources("S9/per_process", {"ratio": "tape timing, torch timing", "reported": "timing protocol"})
+sources("S10/values", {"a_grad_accumulate": "tape", "a_grad_torch": "torch", "a_grad_overwrite": "tape, = bug"},
+        by="quantity")
+sources("S10/mlp_grads", {"tape_grad": "tape", "torch_float32_grad": "torch float32", "abs_diff": "tape, torch float32"})
+
+
+def _method(t, name: str):
+    return row(t["S1/gradients"], "method", name)
+
+
+# ---- S1 -----------------------------------------------------------------------------------------------
+@relation("S1/gradients", edge=Flip("S1/gradients", {"method": "torch float64"}, "dL_da",
+                                    holding=lambda t: _method(t, "tape").dL_da,
+                                    failing=lambda t: ulps_away(_method(t, "tape").dL_da, 256)))
+def tape_equals_torch64(t):
+    tape, torch = _method(t, "tape"), _method(t, "torch float64")
+    return judged(f"dL/da tape {float(tape.dL_da)!r} vs torch64 {float(torch.dL_da)!r}; dL/db {float(tape.dL_db)!r} "
+                  f"vs {float(torch.dL_db)!r}",
+                  same_float(tape.dL_da, torch.dL_da, 64, EPS64, "dL/da, tape vs torch64"),
+                  same_float(tape.dL_db, torch.dL_db, 64, EPS64, "dL/db, tape vs torch64"))
+
+
+@relation("S1/gradients", edge=Flip("S1/gradients", {"method": "central difference"}, "abs_diff_da_vs_tape",
+                                    holding=lambda t: 1e3 * _method(t, "torch float32").abs_diff_da_vs_tape,
+                                    failing=lambda t: _method(t, "torch float32").abs_diff_da_vs_tape, log=True))
+def secant_gap_exceeds_rounding(t):
+    central, f32 = _method(t, "central difference"), _method(t, "torch float32")
+    c, r = float(central.abs_diff_da_vs_tape), float(f32.abs_diff_da_vs_tape)
+    return judged(f"|central(h={central.h:g}) - tape| = {g(c)} vs float32 rounding {g(r)} (x{g(c / r)})",
+                  times_at_least(c, r, FAR, f"the chord's gap over float32 rounding, at least x{FAR:g}"))
+
+
+# ---- S2, S3, S4 ----------------------------------------------------------------------------------------
+def _derivative(t):  # 2x from the table's own formula column, one row per nudge
+    d = t["S2/nudges"].sort_values("nudge", ascending=False)
+    return d, (d["exact_2x_plus_h"] - d["nudge"]).to_numpy()
+
+
+@relation("S2/nudges", edge=Flip("S2/nudges", lambda t: {"nudge": t["S2/nudges"].nudge.min()}, "ratio",
+                                 holding=lambda t: t["S2/nudges"].exact_2x_plus_h.min(),
+                                 failing=lambda t: t["S2/nudges"].exact_2x_plus_h.min() * (1 + 1e-7)))
+def ratio_approaches_derivative(t):
+    d, two_x = _derivative(t)
+    gaps = d["ratio"].to_numpy() - two_x
+    rel = np.abs(gaps / d["nudge"].to_numpy() - 1)  # the gap should be the nudge itself
+    return judged("ratio - 2x per nudge: " + ", ".join(f"{h:g}: {g(gp)}" for h, gp in zip(d["nudge"], gaps)),
+                  flag(np.all(np.diff(np.abs(gaps)) < 0), "the gap shrinks with the nudge"),
+                  # cancellation in f(x+h) - f(x) leaves about ten good digits at h = 0.001
+                  at_most(rel.max(), 1e-9, "largest |gap/nudge - 1|", "relative", 2.5e-10))
+
+
+def _routes(t):
+    r = t["S3/routes"].set_index("route")
+    return r.loc["a -> m -> z -> L"], r.loc["a -> z -> L"], r.loc["sum"]
+
+
+@relation("S3/routes", "S1/gradients",
+          edge=Flip("S3/routes", {"route": "a -> z -> L"}, "torch",
+                    holding=lambda t: _routes(t)[1].torch,
+                    failing=lambda t: ulps_away(_routes(t)[1].torch, 256)))
+def routes_add(t):
+    """The hand routes' sum is the tape's and torch's dL/da; torch, with the other route cut, finds each route,
+    and the route through the product carries b times the direct one."""
+    m, direct, total = _routes(t)
+    tape, torch = _method(t, "tape").dL_da, _method(t, "torch float64").dL_da
+    return judged(f"hand routes {g(m.value)} + {g(direct.value)} = {g(total.value)}; tape {g(tape)}, torch64 {g(torch)}; "
+                  f"torch per route {g(m.torch)}, {g(direct.torch)} (ratio {g(m.torch / direct.torch)}, b = {g(m.b)})",
+                  same_float(m.value + direct.value, tape, 64, EPS64, "hand routes' sum vs the tape"),
+                  same_float(m.value + direct.value, torch, 64, EPS64, "hand routes' sum vs torch64"),
+                  same_float(m.value, m.torch, 64, EPS64, "route through m, hand vs torch"),
+                  same_float(direct.value, direct.torch, 64, EPS64, "direct route, hand vs torch"),
+                  same_float(m.torch / direct.torch, m.b, 64, EPS64, "torch's route ratio vs b"))
+
+
+def _variant(t, name: str):
+    return row(t["S4/variants"], "variant", name)
+
+
+@relation("S4/variants", "S3/routes", edge=Flip("S4/variants", {"variant": "BUG = (overwrite)"}, "dL_da",
+                                                holding=lambda t: _routes(t)[0].value,
+                                                failing=lambda t: ulps_away(_routes(t)[0].value, 256)))
+def overwrite_keeps_last_route(t):
+    bug, ok = _variant(t, "BUG = (overwrite)"), _variant(t, "correct +=")
+    through_m = float(_routes(t)[0].value)
+    return judged(f"overwrite dL/da {g(bug.dL_da)} (hand route through m {g(through_m)}, correct {g(ok.dL_da)}); "
+                  f"dL/db {g(bug.dL_db)} vs {g(ok.dL_db)}",
+                  same_float(bug.dL_da, through_m, 64, EPS64, "overwrite's dL/da vs the hand route through m"),
+                  flag(abs(bug.dL_da - ok.dL_da) > 64 * EPS64 * max(abs(ok.dL_da), 1), "overwrite's dL/da is wrong"),
+                  same_float(bug.dL_db, ok.dL_db, 64, EPS64, "dL/db, used once, stays right"))
+
+
+@relation("S4/variants", "S4/values", single=True,
+          edge=Edge(Move("S4/variants", {"variant": "BUG wrong order"}, "dL_da", 0.0),
+                    Move("S4/variants", {"variant": "BUG wrong order"}, "dL_da", 5e-324)))  # the smallest nonzero
+def wrong_order_leaves_zero_silently(t):
+    bug = _variant(t, "BUG wrong order")
+    raised = float(qv(t["S4/values"], "exceptions_raised"))
+    return judged(f"wrong order: dL/da {bug.dL_da}, dL/db {bug.dL_db}; exceptions raised by both bugs: {raised:g}",
+                  flag(bug.dL_da == 0 and bug.dL_db == 0, "every leaf gradient exactly zero"),
+                  flag(raised == 0, "no exception"))
+
+
+@relation("S4/factor", edge=Flip("S4/factor", {"b": -2.0}, "overwrite_over_correct", holding=2.0,
+                                 failing=ulps_away(2.0, 256)))
+def overwrite_factor_two_needs_b_minus_2(t):
+    d = t["S4/factor"]
+    # the claim names b = -2 and the factor 2; at every other b the ratio is b/(b+1)
+    ratio = d.overwrite_dL_da / d.correct_dL_da
+    at = d[d.b == -2]
+    checks = [flag(len(at) == 1 and (d.b != -2).any(), "b = -2 and other b measured")]
+    checks += [same_float(r.overwrite_over_correct, r.b / (r.b + 1), 64, EPS64, f"ratio at b = {r.b:g} vs b/(b+1)")
+               for r in d.itertuples() if r.b != -1]
+    checks.append(same_float(float(at.overwrite_over_correct.iloc[0]) if len(at) else math.nan, 2.0, 64, EPS64,
+                             "the factor at b = -2"))
+    return judged("overwrite / correct dL/da per b: " + ", ".join(f"{b:g}: {g(r)}" for b, r in zip(d.b, ratio)), *checks)
+
+
+# ---- S5, S6 -------------------------------------------------------------------------------------------------
+def _sweep(t):
+    return t["S5/sweep"].sort_values("h", ascending=False).reset_index(drop=True)
+
+
+@relation("S5/sweep", edge=Flip("S5/sweep", lambda t: {"h": _sweep(t).h.iloc[-1]}, "central_err",
+                                holding=lambda t: 1e3 * _sweep(t).central_err.min(),
+                                failing=lambda t: _sweep(t).central_err.min() * 1.01, log=True))
+def central_valley_has_interior_minimum(t):
+    d = _sweep(t)
+    i = int(d["central_err"].idxmin())
+    low, first, last = d.central_err[i], d.central_err.iloc[0], d.central_err.iloc[-1]
+    return judged(f"smallest central error {g(low)} at h={d.h[i]:g}, inside h={d.h.iloc[0]:g}..{d.h.iloc[-1]:g} "
+                  f"(errors at the ends {g(first)}, {g(last)})",
+                  flag(0 < i < len(d) - 1, "the minimum is interior"),
+                  # "rises again on both sides": by more than an order of magnitude on each
+                  times_at_least(first, low, 10, "truncation side over the minimum, at least x10"),
+                  times_at_least(last, low, 10, "cancellation side over the minimum, at least x10"))
+
+
+@relation("S5/slopes", single=True, edge=Flip("S5/slopes", {"method": "central"}, "slope", holding=2.0, failing=1.5))
+def truncation_orders(t):
+    d = t["S5/slopes"].set_index("method")
+    # "slope about 1", "about 2": within a tenth of the theoretical order the table states
+    return judged(f"log-log slopes: forward {g(d.slope['forward'])}, central {g(d.slope['central'])}",
+                  near(d.slope["forward"], d.theory["forward"], 0.1, "forward slope vs its order", "slope", 0.02),
+                  near(d.slope["central"], d.theory["central"], 0.1, "central slope vs its order", "slope", 0.02))
+
+
+def _best(t, col: str) -> dict:
+    d = t["S5/sweep"]
+    return {"h": d.loc[d[col].idxmin(), "h"]}
+
+
+@relation("S5/sweep", edge=Flip("S5/sweep", lambda t: _best(t, "forward_err"), "forward_err",
+                                holding=lambda t: 1e3 * t["S5/sweep"].central_err.min(),
+                                failing=lambda t: t["S5/sweep"].central_err.min(), log=True))
+def central_beats_forward(t):
+    d = t["S5/sweep"]
+    c, f = float(d["central_err"].min()), float(d["forward_err"].min())
+    # the documents' own bests differ by x57: more than an order of magnitude, short of two
+    return judged(f"best central error {g(c)} vs best forward error {g(f)} (x{g(f / c)})",
+                  times_at_least(f, c, 10, "best forward over best central, at least x10"))
+
+
+@relation("S6/sweep", edge=Edge(Move("S6/sweep", lambda t: {"h": t["S6/sweep"].h.min()}, "abs_err",
+                                     lambda t: _complex(t)[1][-2]),
+                                Move("S6/sweep", lambda t: {"h": t["S6/sweep"].h.min()}, "abs_err",
+                                     lambda t: np.nextafter(_complex(t)[1][-2], np.inf))))
+def complex_step_never_worsens(t):
+    d, err = _complex(t)
+    worse = int((np.diff(err) > 0).sum())
+    return judged("error as h shrinks: " + ", ".join(f"{h:g}: {g(e)}" for h, e in zip(d.h, err)),
+                  flag(worse == 0, "no smaller step has a larger error"))
+
+
+def _complex(t):
+    d = t["S6/sweep"].sort_values("h", ascending=False)
+    return d, d["abs_err"].to_numpy(float)
+
+
+@relation("S6/sweep", edge=Flip("S6/sweep", lambda t: {"h": _complex(t)[0].h.iloc[1]}, "abs_err",
+                                holding=lambda t: _complex(t)[1][1], failing=lambda t: _complex(t)[1][0], log=True))
+def complex_step_order_two(t):
+    """Above float64 rounding (64 ulps of the derivative) the error falls with log-log slope 2 (within a tenth),
+    and the smallest steps reach that rounding floor."""
+    d, err = _complex(t)
+    floor = 64 * EPS64 * float(d["estimate"].abs().max())
+    above = d[err > floor]
+    slope = (float(np.polyfit(np.log10(above.h.to_numpy(float)), np.log10(above.abs_err.to_numpy(float)), 1)[0])
+             if len(above) >= 2 else math.nan)
+    return judged(f"log-log slope {g(slope)} over h = {g(above.h.min())}..{g(above.h.max())}; smallest error "
+                  f"{g(err.min())} against the rounding floor {g(floor)}",
+                  flag(len(above) >= 2, "two steps above the rounding floor"),
+                  near(slope, 2.0, 0.1, "slope above the floor vs 2", "slope", 0.02),
+                  at_most(err.min(), floor, "smallest error vs the rounding floor", "", 0.0))
+
+
+def _control(t, name: str):
+    return row(t["S6/controls"], "control", name)
+
+
+@relation("S6/controls", edge=Flip("S6/controls", {"control": "abs at +2"}, "complex_step",
+                                   holding=lambda t: _control(t, "abs at +2").complex_step,
+                                   failing=lambda t: _control(t, "abs at +2").real_slope))
+def complex_step_abs_silent(t):
+    r = _control(t, "abs at +2")
+    raised = isinstance(r.outcome, str) and r.outcome.strip() != ""
+    wrong = abs(float(r.complex_step) - float(r.real_slope)) / (EPS64 * max(abs(float(r.real_slope)), 1.0))
+    return judged(f"abs at +2: complex step {r.complex_step}, real slope {r.real_slope}, error raised: {raised}",
+                  at_least(wrong, 64, "complex step off the real slope, beyond rounding", "ulps"),
+                  flag(not raised, "nothing raised"))
+
+
+@relation("S6/controls", single=True,
+          edge=Edge(Move("S6/controls", {"control": "max(0, 2+ih)"}, "outcome", "TypeError: '>' not supported"),
+                    Move("S6/controls", {"control": "max(0, 2+ih)"}, "outcome", "ValueError: complex compared")))
+def complex_max_raises(t):
+    d = t["S6/controls"]
+    hit = d[d["control"].astype(str).str.startswith("max(")]
+    out = "" if hit.empty else str(hit.iloc[0].outcome)
+    return judged(f"max(0, 2+ih): {out or 'no row / no error'}", flag(out.startswith("TypeError"), "raises TypeError"))
+
+
+# ---- S7, S8 ---------------------------------------------------------------------------------------------------
+def _least_corrupted(t) -> dict:
+    d = t["S7/directions"]
+    return {"direction": d.loc[d.corrupted_abs_error.idxmin(), "direction"]}
+
+
+@relation("S7/directions", edge=Flip("S7/directions", _least_corrupted, "corrupted_abs_error",
+                                     holding=lambda t: 1e3 * t["S7/directions"].abs_error.max(),
+                                     failing=lambda t: t["S7/directions"].abs_error.max(), log=True))
+def directional_catches_corruption(t):
+    d = t["S7/directions"]
+    worst_ok, best_bad = float(d["abs_error"].max()), float(d["corrupted_abs_error"].min())
+    return judged(f"largest error of the correct gradient {g(worst_ok)}; smallest error with the coordinate "
+                  f"corrupted {g(best_bad)} over {len(d)} directions",
+                  times_at_least(best_bad, worst_ok, FAR, f"every corrupted check over the correct ones, x{FAR:g}"))
+
+
+@relation("S8/modes", edge=Edge(Move("S8/modes", {"input": "x1"}, "reverse_mode", lambda t: _s8(t, "x1").forward_mode),
+                                Move("S8/modes", {"input": "x1"}, "reverse_mode",
+                                     lambda t: np.nextafter(_s8(t, "x1").forward_mode, np.inf))))
+def forward_reverse_agree(t):
+    d = t["S8/modes"]
+    diff = float((d["forward_mode"] - d["reverse_mode"]).abs().max())
+    return judged(f"max |forward - reverse| over {len(d)} inputs = {diff:g}",
+                  flag(diff == 0, "bit-identical (the documents: maximum difference 0)"))
+
+
+def _s8(t, name: str):
+    return row(t["S8/modes"], "input", name)
+
+
+@relation("S8/modes", "S8/values", edge=Edge(Move("S8/values", {"quantity": "reverse_closures"}, "value",
+                                                  lambda t: float(qv(t["S8/values"], "forward_ops_total")) - 1),
+                                             Move("S8/values", {"quantity": "reverse_closures"}, "value",
+                                                  lambda t: float(qv(t["S8/values"], "forward_ops_total")))))
+def forward_needs_a_pass_per_input(t):
+    d, v = t["S8/modes"], t["S8/values"]
+    total, closures = float(qv(v, "forward_ops_total")), float(qv(v, "reverse_closures"))
+    return judged(f"{len(d)} seeds x {d.forward_ops.iloc[0]} ops = {total:g} forward ops; reverse closures {closures:g}",
+                  flag(total == d["forward_ops"].sum() and len(d) > 1, "one forward pass per input"),
+                  at_most(closures, total, "reverse closures vs forward ops", "ops", strict=True))
+
+
+# ---- S9, S10 ---------------------------------------------------------------------------------------------------
+def _reported(t):
+    d = t["S9/per_process"]
+    return d[d["reported"].map(truthy)]
+
+
+@relation("S9/per_process", rests_on="timing",
+          edge=Flip("S9/per_process", lambda t: {"process": _reported(t).process.iloc[0], "reported": True}, "ratio",
+                    holding=300.0, failing=30.0, log=True))
+def tape_hundreds_slower(t):
+    ratios = _reported(t)["ratio"].astype(float)
+    # "hundreds of times": 10^2 <= ratio < 10^3 in every reported process
+    checks = [times_within(r, 10 ** 2.5, 0.5, f"process ratio {g(r)} within the hundreds") for r in ratios]
+    return judged(f"tape/torch per-process ratios {', '.join(g(r) for r in ratios)}",
+                  flag(len(ratios) > 0, "a reported process"), *checks)
+
+
+@relation("S10/values", edge=Edge(Move("S10/values", {"quantity": "a_grad_torch"}, "value",
+                                       lambda t: float(qv(t["S10/values"], "a_grad_accumulate"))),
+                                  Move("S10/values", {"quantity": "a_grad_torch"}, "value",
+                                       lambda t: np.nextafter(float(qv(t["S10/values"], "a_grad_accumulate")), 0))))
+def accumulate_matches_torch_overwrite_does_not(t):
+    v = t["S10/values"]
+    acc, tor, ovw = (float(qv(v, q)) for q in ("a_grad_accumulate", "a_grad_torch", "a_grad_overwrite"))
+    return judged(f"a.grad: += {acc:g}, torch {tor:g}, = {ovw:g}", flag(acc == tor, "+= equals torch exactly"),
+                  flag(ovw != tor, "= differs from torch"))
+
+
+def _largest_diff(t) -> dict:
+    d = t["S10/mlp_grads"]
+    return {"param": d.loc[d.abs_diff.idxmax(), "param"]}
+
+
+@relation("S10/mlp_grads", edge=Flip("S10/mlp_grads", _largest_diff, "abs_diff", holding=0.0,
+                                     failing=lambda t: 1e-3 * max(t["S10/mlp_grads"].tape_grad.abs().max(), 1.0)))
+def mlp_tape_matches_torch32(t):
+    d = t["S10/mlp_grads"]
+    diff, scale = float(d["abs_diff"].max()), max(float(d["tape_grad"].abs().max()), 1.0)
+    # torch runs in float32: allow float32 rounding of the largest gradient times the summed terms, in its ulps
+    return judged(f"max |tape - torch32| {g(diff)} (largest gradient {g(scale)})",
+                  at_most(diff / (EPS32 * scale), len(d), "largest difference in float32 ulps of the largest gradient",
+                          "ulps", len(d) / 4))
