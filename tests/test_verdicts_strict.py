@@ -4,15 +4,16 @@ failed in both runs is no regression; with nothing to compare to only rows count
 
 import pandas as pd
 
-from adbench.claims.relations import FAILS, HOLDS, NOT_JUDGED
+from adbench.outcomes import FAILS, HOLDS, NOT_JUDGED
 from adbench.history.changes import claim_changes
 from adbench.verdicts.strict import check, lines, run
 
 ARCHIVE = "2026-11-29_torch2.13.0_transformers5.24.0_cpu"
 
 
-def _claims(verdicts: dict[str, str]) -> pd.DataFrame:
-    return pd.DataFrame([{"claim": c, "id": c.split(".")[0], "scope": "any", "verdict": v, "reason": f"{c} reads {v}",
+def _claims(verdicts: dict[str, str], fragile: dict[str, str] | None = None) -> pd.DataFrame:
+    return pd.DataFrame([{"claim": c, "id": c.split(".")[0], "scope": "any", "verdict": v,
+                          "fragile": (fragile or {}).get(c, ""), "reason": f"{c} reads {v}",
                           "conclusion": f"{c} is true.", "doc": "000", "section": "s"} for c, v in verdicts.items()])
 
 
@@ -96,3 +97,13 @@ def test_run_writes_its_stamp_only_when_the_check_passes(tmp_path):
     claim_changes(_claims({"S1.a": FAILS}), now, ARCHIVE).to_csv(paths["claims_changes"], index=False)
     assert run(*args, [ARCHIVE], str(stamp), echo=printed.append) is True   # control: failed in both runs
     assert stamp.read_text().splitlines()[-1].startswith("adbench strict: passed")
+
+
+def test_a_fragile_claim_that_flips_is_noted_not_counted():
+    """Two machines may disagree on a fragile claim: its flip is a note; a robust claim's flip still fails the run."""
+    old = _claims({"S9.a": HOLDS, "S2.b": HOLDS})
+    new = _claims({"S9.a": FAILS, "S2.b": HOLDS}, fragile={"S9.a": "rests on timing (host and load dependent)"})
+    result = check(_cmp(["match"]), claim_changes(old, new, ARCHIVE), [ARCHIVE], new)
+    assert result.ok and any("fragile claim S9.a fails now" in n and "rests on timing" in n for n in result.notes)
+    robust = _claims({"S9.a": FAILS, "S2.b": HOLDS})  # control: the same flip, not fragile in either run
+    assert not check(_cmp(["match"]), claim_changes(old, robust, ARCHIVE), [ARCHIVE], robust).ok

@@ -8,6 +8,7 @@ differs and how: a user who changes a documented parameter gets a complete repor
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 import yaml
@@ -27,12 +28,18 @@ def parse(spec: str) -> list[tuple[str, Any]]:
 
 
 def lookup(settings: Mapping[str, Any], dotted: str) -> Any:
-    """settings['a']['b'] for 'a.b'; KeyError names the first missing part."""
+    """settings['a']['b'][0]['c'] for 'a.b[0].c'; KeyError names the first missing part."""
     node: Any = settings
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", dotted):
+        if part.startswith("["):
+            i = int(part[1:-1])
+            if not isinstance(node, (list, tuple)) or i >= len(node):
+                raise KeyError(f"no configuration key {dotted!r} (no item {i})")
+            node = node[i]
+        elif isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
             raise KeyError(f"no configuration key {dotted!r} (missing {part!r})")
-        node = node[part]
     return node
 
 

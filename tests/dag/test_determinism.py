@@ -38,12 +38,13 @@ TIMED_VALUES = ["S9/values.csv", "L6/timing/values.csv"]
 
 
 def timed_claims() -> set[str]:
-    """Claims whose test reads timings (relations registered volatile): their claims.csv rows quote them."""
+    """Claims whose test rests on timings (relations registered rests_on="timing"): their claims.csv rows quote them."""
     from adbench.claims import table
-    from adbench.claims.relations import VOLATILE
+    from adbench.claims.registry import load_all
 
+    timed = {name for name, rel in load_all().items() if rel.rests_on == "timing"}
     claims = table.load()
-    return set(claims.claim[claims.relation.isin(VOLATILE)])
+    return set(claims.claim[claims.relation.isin(timed)])
 
 
 def matches(rel: str, patterns) -> list[str]:

@@ -69,6 +69,14 @@ def report_values(wildcards=None):
     return [p for p in report_inputs() if Path(p).name == "values.csv"]
 
 
+# ---- the run's settings, as the report jobs see them --------------------------------------------------------
+def run_settings():
+    """The configuration the verdicts, the claims and the templates read (documented rows and claims declared
+    under other settings are not judged; templates look values up instead of restating them), without the keys
+    that never reach them (archiving, the version matrix, strict mode): changing those re-runs no report job."""
+    return {k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets", "strict")}
+
+
 # ---- outputs of jobs that measure several IDs ----------------------------------------------------
 def id_outputs(mid, *tables, meta=True, folder=None):
     """{output_name(ID, table): results/<ID>/<table>.csv, ..., output_name(ID, 'meta'): .../meta.json}

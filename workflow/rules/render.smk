@@ -33,12 +33,8 @@ rule render_report:
             packages=("jinja2",),
             args=dict(
                 reduced=config["reduced_sizes"],
-                # the run's settings, which the templates look up instead of restating them; not the ones
-                # that never reach the page (archiving, the version matrix, strict mode): changing those does not
-                # re-render it
-                settings={
-                    k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets", "strict")
-                },
+                # the run's settings, which the templates look up instead of restating them (common.smk)
+                settings=run_settings(),
                 # the declared families (rules files' family(...)), in report order: sections, summary, links
                 families=family_params(),
                 # current rule names: the provenance appendix skips benchmark files of removed rules

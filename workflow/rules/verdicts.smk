@@ -26,7 +26,8 @@ rule report_compare:
         **job(
             "adbench.verdicts.job:measure_comparison",
             packages=(),
-            args=dict(reduced=config["reduced_sizes"], families=family_params()),
+            # settings: documented rows declared under other settings are not judged (common.smk)
+            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
         ),
     script:
         SCRIPT("measure")
@@ -60,7 +61,8 @@ rule report_claims:
         **job(
             "adbench.claims.judge:measure_claims",
             packages=(),
-            args=dict(reduced=config["reduced_sizes"], families=family_params()),
+            # settings: claims tied to the documents' settings are not judged under others (common.smk)
+            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
         ),
     script:
         SCRIPT("measure")

@@ -20,6 +20,11 @@ OUTPUT = ["claim", "id", "scope", "verdict", "fragile", "margin", "margin_unit",
           "tolerance", "doc", "line", "section"]
 
 
+def load_judged(path: str | Path) -> pd.DataFrame:
+    """results/claims.csv as written: every cell text (document ids such as 000 stay as printed)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
 def tables_from(paths: list[str], results_dir: str = "results") -> dict[str, pd.DataFrame]:
     """'results/S5/sweep.csv' -> {'S5/sweep': DataFrame} for every CSV among `paths`."""
     out = {}

@@ -34,10 +34,13 @@ def default_path() -> Path:
 LEFT_OUT_COLUMNS = ["doc", "section", "conclusion", "reason"]
 
 
+def default_left_out_path() -> Path:
+    return Path(str(resources.files("adbench") / "data" / "claims_left_out.csv"))
+
+
 def load_left_out(path: str | Path | None = None) -> pd.DataFrame:
     """src/adbench/data/claims_left_out.csv, every cell text; ValueError names each malformed row."""
-    df = pd.read_csv(path or Path(str(resources.files("adbench") / "data" / "claims_left_out.csv")),
-                     dtype=str, keep_default_na=False)
+    df = pd.read_csv(path or default_left_out_path(), dtype=str, keep_default_na=False)
     if list(df.columns) != LEFT_OUT_COLUMNS:
         raise ValueError(f"claims left-out table columns {list(df.columns)} != {LEFT_OUT_COLUMNS}")
     problems = [f"row {i + 2}: " + ("bad doc " + repr(r.doc) if r.doc not in DOCS else "empty conclusion or reason")

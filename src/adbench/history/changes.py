@@ -140,7 +140,9 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
 # it was removed from the table, or the earlier run recorded no claims at all (an archive made before
 # archives held claims.csv)
 CLAIM_STATUSES = ("changed", "same", "new", "removed", "unrecorded")
-CLAIM_COLUMNS = ["archive", "claim", "id", "old", "new", "changed", "status", "old_reason", "new_reason",
+# fragile: why the claim is fragile in either run ('' when in neither): a fragile claim that changes verdict is
+# one two machines may disagree on, not a finding
+CLAIM_COLUMNS = ["archive", "claim", "id", "old", "new", "changed", "status", "fragile", "old_reason", "new_reason",
                  "conclusion", "old_env", "new_env"]
 NO_CLAIMS = "no claims recorded in that run"
 
@@ -151,31 +153,41 @@ def archived_claims(root) -> pd.DataFrame | None:
     return pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else None
 
 
+def _with_fragile(claims: pd.DataFrame) -> pd.DataFrame:
+    """Text cells, with a `fragile` column (empty for a run archived before claims had one)."""
+    out = claims.fillna("").astype(str)
+    return out if "fragile" in out else out.assign(fragile="")
+
+
 def claim_changes(old: pd.DataFrame | None, new: pd.DataFrame, archive: str, old_env: str = "",
                   new_env: str = "") -> pd.DataFrame:
     """Every claim of two runs (their claims.csv) with whether its verdict changed, the claims whose verdict
     changed first (in this run's order), then the rest. `old` None: the earlier run recorded no claims, so
     every claim reads `unrecorded` with the reason NO_CLAIMS (nothing is compared)."""
-    new = new.fillna("").astype(str)
+    new = _with_fragile(new)
     rows = []
     if old is None:
         for r in new.itertuples(index=False):
             rows.append({"claim": r.claim, "id": r.id, "old": "", "new": r.verdict, "status": "unrecorded",
-                         "old_reason": NO_CLAIMS, "new_reason": r.reason, "conclusion": r.conclusion})
+                         "fragile": r.fragile, "old_reason": NO_CLAIMS, "new_reason": r.reason,
+                         "conclusion": r.conclusion})
     else:
-        before = old.fillna("").astype(str).drop_duplicates("claim").set_index("claim")
+        before = _with_fragile(old).drop_duplicates("claim").set_index("claim")
         for r in new.itertuples(index=False):
             if r.claim not in before.index:
-                status, was, why = "new", "", "not in that run's claims"
+                status, was, why, frag = "new", "", "not in that run's claims", r.fragile
             else:
                 was, why = before.at[r.claim, "verdict"], before.at[r.claim, "reason"]
                 status = "same" if was == r.verdict else "changed"
+                frag = r.fragile or before.at[r.claim, "fragile"]
             rows.append({"claim": r.claim, "id": r.id, "old": was, "new": r.verdict, "status": status,
-                         "old_reason": why, "new_reason": r.reason, "conclusion": r.conclusion})
+                         "fragile": frag, "old_reason": why, "new_reason": r.reason, "conclusion": r.conclusion})
         for claim, r in before[~before.index.isin(set(new.claim))].iterrows():
             rows.append({"claim": claim, "id": r.id, "old": r.verdict, "new": "", "status": "removed",
-                         "old_reason": r.reason, "new_reason": "not in this run's claims", "conclusion": r.conclusion})
-    out = pd.DataFrame(rows, columns=["claim", "id", "old", "new", "status", "old_reason", "new_reason", "conclusion"])
+                         "fragile": r.fragile, "old_reason": r.reason, "new_reason": "not in this run's claims",
+                         "conclusion": r.conclusion})
+    out = pd.DataFrame(rows, columns=["claim", "id", "old", "new", "status", "fragile", "old_reason", "new_reason",
+                                      "conclusion"])
     out = out.assign(archive=archive, changed=out.status == "changed", old_env=old_env, new_env=new_env)
     order = out.status.map({s: i for i, s in enumerate(CLAIM_STATUSES)})
     return out.iloc[order.argsort(kind="stable")].reset_index(drop=True)[CLAIM_COLUMNS]

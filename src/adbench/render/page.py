@@ -20,6 +20,7 @@ from ..verdicts.verdict import KINDS, LOUD, ORDER_FACTOR, REDUCED_UNJUDGED, STAT
 from ..families import Family, from_dicts
 from ..io import read_csv
 from ..missing import is_missing
+from ..outcomes import FAILS, NOT_JUDGED
 
 
 def _key(path: Path, results: Path) -> str:
@@ -169,18 +170,26 @@ def environment(metas: list[dict]) -> dict:
 
 def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None,
                    coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> dict:
-    """What the templates read about the claims: every row, rows by ID, the per-family counts
-    (results/claims_summary.csv), the coverage per document (results/claims_coverage.csv) and the
-    testable conclusions left out (claims_left_out.csv). Empty, not undefined, when the run has no claims
-    (StrictUndefined)."""
+    """What the templates read about the claims: every row, rows by ID, the ones that need attention first (fails,
+    then fragile, then not judged) and the rest, the per-family counts (results/claims_summary.csv), the coverage
+    per document (results/claims_coverage.csv) and the conclusions left out (claims_left_out.csv). Empty, not
+    undefined, when the run has no claims (StrictUndefined)."""
     rows = [] if claims is None else claims.fillna("").to_dict("records")
     by_id: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_id[r["id"]].append(r)
+    fails = [r for r in rows if r["verdict"] == FAILS]
+    fragile = [r for r in rows if r["fragile"] and r["verdict"] != FAILS]
+    not_judged = [r for r in rows if r["verdict"] == NOT_JUDGED]
+    first = fails + fragile + not_judged
+    attention = {"fails": fails, "fragile": fragile, "not_judged": not_judged, "all": first, "any": bool(first)}
+    seen = {r["claim"] for r in first}
     counts = [] if summary is None else summary.to_dict("records")
     cover = [] if coverage is None else coverage.to_dict("records")
     listed = [] if left_out is None else left_out.fillna("").to_dict("records")
-    return {"rows": rows, "by_id": dict(by_id), "counts": counts, "coverage": cover, "left_out": listed}
+    return {"rows": rows, "by_id": dict(by_id), "attention": attention,
+            "rest": [r for r in rows if r["claim"] not in seen], "counts": counts, "coverage": cover,
+            "left_out": listed}
 
 
 def claim_changes_context(claims_changes: pd.DataFrame | None) -> dict:
@@ -251,13 +260,19 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
 
 def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
                    reduced: bool, rules: list[str], families: list[dict], settings: dict,
-                   claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
+                   claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
                    claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
-                   left_out: pd.DataFrame | None = None, template_dir: str | None = None) -> dict:
+                   left_out_path: str | None = None, template_dir: str | None = None) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
-    (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else []."""
+    (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else [];
+    `claims_path`, `left_out_path`: results/claims.csv and the conclusions the claims table leaves out, each read
+    by its own loader (text cells: document ids such as 000 stay as printed)."""
+    from ..claims.judge import load_judged
+    from ..claims.table import load_left_out
     from . import TEMPLATES
 
+    left_out = load_left_out(left_out_path) if left_out_path else None
+    claims = load_judged(claims_path) if claims_path else None  # text cells, as the claims job wrote them
     # before rendering: every registered file against its job's record (adbench.cache), for the banner
     integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
     extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity,

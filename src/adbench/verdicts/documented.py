@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import settings
 from .verdict import KINDS
 from .tolerance import parse_printed, parse_spec
 
+# config: the settings the documented value was measured under (adbench.settings): `key=value; key=value`
 COLUMNS = ["id", "quantity", "description", "documented", "unit", "kind", "band", "doc", "section", "note",
-           "tolerance", "pattern"]
+           "tolerance", "pattern", "config"]
 MAX_BAND = 100.0
 
 
@@ -44,6 +46,10 @@ def _row_errors(r: pd.Series, note_count: dict) -> list[str]:
             re.compile(r.pattern)
         except re.error as e:
             errors.append(f"pattern does not compile: {e}")
+    try:
+        settings.parse(r.config)
+    except Exception as e:  # a ValueError, or YAML that does not parse
+        errors.append(f"config: {e}")
     if r.band:
         band = pd.to_numeric(r.band, errors="coerce")
         if not 1 < band <= MAX_BAND:

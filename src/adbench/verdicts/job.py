@@ -49,18 +49,20 @@ def untrusted_column(summary: pd.DataFrame, untrusted: dict[str, str], families:
 
 
 def measure_comparison(values_path: list[str], files_path: list[str], documented_path: str, families: list[dict],
-                       reduced: bool = False, claims_summary: pd.DataFrame | None = None) -> dict:
+                       reduced: bool = False, claims_summary: pd.DataFrame | None = None,
+                       settings: dict | None = None) -> dict:
     """Join measured to documented (one row per documented quantity), and the per-family summary:
     outcome counts and reproduction score, then the family's claims counts from `claims_summary`
     (results/claims_summary.csv; written where the rule declares a `summary` output).
     `values_path`: every registered values.csv; `files_path`: every registered output, checked against
-    the records its jobs wrote (adbench.cache) first; `documented_path`: the table, loaded (and checked) here."""
+    the records its jobs wrote (adbench.cache) first; `documented_path`: the table, loaded (and checked) here;
+    `settings`: the run's configuration (rows declared under other settings are not judged)."""
     # a file without a record (e.g. from before records were kept) is named in the report, not withheld
     untrusted = {p: why for p, why in cache.check(files_path) if why != cache.NO_RECORD}
     values = [read_csv(p) for p in values_path if p not in untrusted]
     measured = pd.concat(values, ignore_index=True) if values else pd.DataFrame(
         columns=["id", "quantity", "value", "note"])
-    comparison = withhold(compare(documented.load(documented_path), measured, reduced=reduced), untrusted)
+    comparison = withhold(compare(documented.load(documented_path), measured, reduced=reduced, settings=settings), untrusted)
     fams = from_dicts(families)
     summary = with_claims(summary_table(comparison, fams), claims_summary)
     return {"comparison": comparison,

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims.relations import FAILS, HOLDS
-from .verdict import LOUD
+from ..outcomes import FAILS, HOLDS, LOUD
 
 PREFIX = "adbench strict:"
 
@@ -33,9 +32,12 @@ class Check:
         return not self.problems
 
 
-def regressions(claims_changes: pd.DataFrame) -> pd.DataFrame:
-    """Rows of claims_changes.csv where a claim held in the compared run and fails in this one."""
-    return claims_changes[(claims_changes.old == HOLDS) & (claims_changes.new == FAILS)]
+def regressions(claims_changes: pd.DataFrame, fragile: bool = False) -> pd.DataFrame:
+    """Rows of claims_changes.csv where a claim held in the compared run and fails in this one; `fragile`: the
+    ones fragile in either run (two machines may disagree on those: noted, not counted) instead of the rest."""
+    flipped = claims_changes[(claims_changes.old == HOLDS) & (claims_changes.new == FAILS)]
+    is_fragile = flipped.get("fragile", pd.Series("", index=flipped.index)).fillna("").astype(str) != ""
+    return flipped[is_fragile if fragile else ~is_fragile]
 
 
 def loud_rows(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -60,6 +62,9 @@ def check(comparison: pd.DataFrame, claims_changes: pd.DataFrame, compared: list
         if (changes[changes.archive == label].status == "unrecorded").any():
             out.notes.append(f"archive {label}: no claims recorded in that run, so no claim is checked against it")
     regressed = regressions(changes)
+    for claim, rows in regressions(changes, fragile=True).groupby("claim", sort=False):
+        out.notes.append(f"fragile claim {claim} fails now and held in {', '.join(rows.archive)} (not counted: "
+                         f"{_text(rows.iloc[0].fragile)})")
     for claim, rows in regressed.groupby("claim", sort=False):
         r = rows.iloc[0]
         out.problems.append(f"claim {claim} ({r.id}) fails now and held in {', '.join(rows.archive)}: "
@@ -70,7 +75,8 @@ def check(comparison: pd.DataFrame, claims_changes: pd.DataFrame, compared: list
         out.problems.append(f"{r.status} {r.id} {r.quantity}: documented {_text(r.documented)}, measured {measured}"
                             + (f" ({note})" if note else ""))
     if claims is not None:
-        failing = [c for c in claims.claim[claims.verdict == FAILS] if c not in set(regressed.claim)]
+        flipped = set(regressed.claim) | set(regressions(changes, fragile=True).claim)
+        failing = [c for c in claims.claim[claims.verdict == FAILS] if c not in flipped]
         if failing:
             out.notes.append(f"{len(failing)} claim(s) fail in this run without a regression against a compared run "
                              f"(not counted): {', '.join(failing)}")

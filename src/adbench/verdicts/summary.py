@@ -35,18 +35,21 @@ def summary_table(comparison: pd.DataFrame, families: list[Family]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-# summary.csv's claims columns, from results/claims_summary.csv's (holds, fails, not judged, claims)
+# summary.csv's claims columns, from results/claims_summary.csv's (adbench.claims.judge.COUNTS)
 CLAIMS_COLUMNS = {"holds": "claims_holds", "fails": "claims_fails", "not judged": "claims_not_judged",
-                  "claims": "claims"}
+                  "definition": "claims_definition", "proxy holds": "claims_proxy_holds",
+                  "proxy fails": "claims_proxy_fails", "fragile": "claims_fragile", "claims": "claims"}
 
 
 def with_claims(summary: pd.DataFrame, claims_summary: pd.DataFrame | None) -> pd.DataFrame:
-    """summary.csv with the claims counts of each family (and of 'all') as four more columns, so each row
-    keeps one family: `claims_holds`, `claims_fails`, `claims_not_judged` and `claims` (their total).
-    A family without claims, or a run that judged none (`claims_summary` None), counts 0."""
+    """summary.csv with the claims counts of each family (and of 'all') as more columns, so each row keeps one
+    family: `claims_holds`, `claims_fails`, `claims_not_judged`, `claims_definition`, the proxies'
+    `claims_proxy_holds` and `claims_proxy_fails`, `claims_fragile` and `claims` (their total). A family without
+    claims, a run that judged none (`claims_summary` None), or a count an older summary lacks reads 0."""
     out = summary.copy()
     counts = pd.DataFrame(columns=["family", *CLAIMS_COLUMNS]) if claims_summary is None else claims_summary
     by_family = counts.set_index("family")
     for src, col in CLAIMS_COLUMNS.items():
-        out[col] = [int(by_family.at[f, src]) if f in by_family.index else 0 for f in out.family]
+        out[col] = [int(by_family.at[f, src]) if f in by_family.index and src in by_family else 0
+                    for f in out.family]
     return out

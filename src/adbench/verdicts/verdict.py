@@ -14,16 +14,15 @@ import re
 
 import pandas as pd
 
+from .. import settings as run_settings
 from ..missing import is_blank, is_missing
+from ..outcomes import LOUD, NOT_JUDGED, STATUSES  # the names every layer shares
 from .tolerance import describe, format_like, parse_printed, parse_spec, text_of, within
 
 __all__ = ["KINDS", "STATUSES", "JUDGED", "compare", "verdict", "score", "format_like", "parse_printed", "within"]
 
 KINDS = ("exact", "rounding", "derived", "shape", "pretrained", "timing", "property", "config")
-NOT_JUDGED = "not judged"
-STATUSES = ("match", "differs", NOT_JUDGED, "MISMATCH", "MISSING")
 JUDGED = ("match", "differs", "MISMATCH", "MISSING")  # the denominator of the reproduction score
-LOUD = ("MISMATCH", "MISSING")  # what the report lists at the top, and strict mode fails on
 # Non-exact kinds still fail loudly when the measured value is off by more than this
 # factor (or has the other sign): the mechanism did not reproduce.
 ORDER_FACTOR = 10.0
@@ -130,8 +129,11 @@ def score(statuses: pd.Series) -> tuple[int, int]:
     return int((judged == "match").sum()), int(len(judged))
 
 
-def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = False) -> pd.DataFrame:
-    """Comparison table: one row per documented quantity with its measured value and verdict."""
+def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = False,
+            settings: dict | None = None) -> pd.DataFrame:
+    """Comparison table: one row per documented quantity with its measured value and verdict. `settings`: the
+    run's configuration; a row measured under other settings than its `config` column declares is not judged
+    (and says which key differs), whether or not a value was measured."""
     meas = measured.drop_duplicates(["id", "quantity"], keep="last").set_index(["id", "quantity"])
     rows = []
     for d in documented.itertuples(index=False):
@@ -144,8 +146,12 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
         unjudged = _clean(got.get("unjudged_reason")) or (
             "measured at reduced (smoke) sizes; the documented value holds only at the full sizes"
             if reduced and _clean(getattr(d, "note", "")).startswith(SIZE_DEPENDENT) else "")
-        status, reason = verdict(d.kind, d.documented, _to_number(value), source, _clean(d.unit), band, reduced,
-                                 tolerance, pattern, unjudged)
+        differs = run_settings.not_judged_reason(_clean(getattr(d, "config", "")), settings)
+        if differs and not (reduced and d.kind in REDUCED_UNJUDGED):  # at smoke sizes the size reason comes first
+            status, reason = NOT_JUDGED, differs
+        else:
+            status, reason = verdict(d.kind, d.documented, _to_number(value), source, _clean(d.unit), band, reduced,
+                                     tolerance, pattern, unjudged)
         if status == "differs" and _clean(getattr(d, "note", "")).startswith(TORCH_DEPENDENT):
             reason = ""  # the row's own note says why, better than the kind's generic reason
         notes = [n for n in (reason, _clean(getattr(d, "note", "")) if status != "match" else "",
