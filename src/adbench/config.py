@@ -234,6 +234,8 @@ IN_RANGE = [
      "an interval within the run; any larger value logs only step 1 and the last step"),
     ("precision.record_every", 1, "precision.steps", int,
      "an interval within the run; any larger value records only the first and the last step"),
+    ("scalar.directional.orthogonal_to", 0, "scalar.directional.directions", lambda n: n - 1,
+     "the blind-spot error is built orthogonal to one of the checked directions"),
     ("optim.o1.report_seed", 0, "optim.o1.seeds", lambda n: n - 1, "seeds run 0..seeds-1"),
     ("lifetimes.checkpoint.segments", 1, "lifetimes.checkpoint.blocks", int,
      "checkpoint_sequential needs at least one block per segment"),
