@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from adbench.scalar import blind, dedup, mutated, numeric, seeds, vjp
+from adbench.scalar import blind, dedup, mutated, numeric, vjp
 from adbench.scalar.tape import Tape, Value, topological
 
 A, B = 1.5, -2.0
@@ -176,7 +176,7 @@ def _torch_s8_grad(x):
 
 def test_k_forward_seeds_recover_the_gradient_only_when_k_equals_n():
     x = SCALAR["modes_x"]
-    r = seeds.reconstruction(x, SCALAR["modes_seed"], numeric._s8_loss).set_index("seeds")
+    r = numeric.measure_s8(x, SCALAR["modes_seed"], SCALAR["vjp_v"])["reconstruction"].set_index("seeds")
     g = _torch_s8_grad(x)                                 # oracle: torch float64
     n = len(x)
     S = np.random.default_rng(SCALAR["modes_seed"]).standard_normal((n, n))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .numdiff import directional_loss
+from .numdiff import central_difference
 
 
 def corruptions(cols: int, vs: list, coordinate: int, delta: float, orthogonal_to: int,
@@ -26,14 +26,14 @@ def corruptions(cols: int, vs: list, coordinate: int, delta: float, orthogonal_t
             "small": small_delta * unit}
 
 
-def blind_spots(A: np.ndarray, x: np.ndarray, grad, vs: list, h: float, coordinate: int, delta: float,
-                orthogonal_to: int, small_delta: float) -> pd.DataFrame:
-    """Per corruption and direction: the check's error, beside the correct gradient's (the noise)."""
+def blind_spots(slopes: list[float], grad, vs: list, coordinate: int, delta: float, orthogonal_to: int,
+                small_delta: float) -> pd.DataFrame:
+    """Per corruption and direction: the check's error, beside the correct gradient's (the noise).
+
+    `slopes`: S7's central differences along the unit directions `vs`; `grad`: torch's gradient (cols,)."""
     g = grad.numpy()
-    slopes = [(directional_loss(A, x + h * v.numpy()) - directional_loss(A, x - h * v.numpy())) / (2 * h)
-              for v in vs]
     rows = []
-    for name, err in corruptions(len(x), vs, coordinate, delta, orthogonal_to, small_delta).items():
+    for name, err in corruptions(len(g), vs, coordinate, delta, orthogonal_to, small_delta).items():
         for d, (vt, slope) in enumerate(zip(vs, slopes)):
             v = vt.numpy()
             rows.append({"corruption": name, "coordinate": coordinate, "orthogonal_to": orthogonal_to,
@@ -61,13 +61,12 @@ def dropout_check(A: np.ndarray, x: np.ndarray, vs: list, h: float, p: float, se
         loss(xt).backward()                     # the gradient for the mask of `seed`
         for masks in ("fresh", "reseeded"):     # fresh: the generator's next draws, a new mask each time
             for d, v in enumerate(vs):
-                ev = []
-                for z in (xt.detach() + h * v, xt.detach() - h * v):
+                def along(t: float) -> float:
                     if masks == "reseeded":
                         torch.manual_seed(seed)  # the gradient's mask again at every evaluation
-                    ev.append(loss(z).item())
-                slope = (ev[0] - ev[1]) / (2 * h)
-                gv = float(xt.grad @ v)
+                    return loss(xt.detach() + t * v).item()
+
+                slope, gv = central_difference(along, 0.0, h), float(xt.grad @ v)
                 rows.append({"masks": masks, "p": p, "direction": d, "numerical_slope": slope,
                              "grad_dot_v": gv, "abs_error": abs(slope - gv)})
     return pd.DataFrame(rows)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
+from .numdiff import central_difference
+
 F64 = torch.float64
 BUGS = ("correct", "dropped transpose", "overwrite", "flipped sign", "wrong scale")
 
@@ -65,7 +67,7 @@ def mutation_check(seed: int, rows: int, width: int, directions: int, wrong_scal
         return (c * torch.tanh(xs @ ws)).sum().item()
 
     theta = torch.cat([x.flatten(), w.flatten()])
-    slopes = [(loss(theta + h * v) - loss(theta - h * v)) / (2 * h) for v in vs]
+    slopes = [central_difference(lambda t: loss(theta + t * v), 0.0, h) for v in vs]   # along each v
     out = []
     for bug in BUGS:
         g = mutated_gradient(x, w, c, bug, wrong_scale)
@@ -82,7 +84,7 @@ def relu_kink(points: list[float], h: float) -> pd.DataFrame:
     for p in points:
         t = torch.tensor(p, dtype=F64, requires_grad=True)
         torch.relu(t).backward()
-        fd = (torch.relu(torch.tensor(p + h, dtype=F64)) - torch.relu(torch.tensor(p - h, dtype=F64))).item() / (2 * h)
+        fd = central_difference(lambda z: torch.relu(torch.tensor(z, dtype=F64)).item(), p, h)
         rows.append({"x": p, "torch_backward": t.grad.item(), "central_difference": fd,
                      "abs_diff": abs(t.grad.item() - fd), "straddles_kink": bool(p - h < 0 < p + h)})
     return pd.DataFrame(rows)

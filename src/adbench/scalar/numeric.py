@@ -129,7 +129,8 @@ def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float, contr
              ("control_max_error", table.corrupted_abs_error.max())]
     notes = {"control_coord0_error": "corrupted vs true gradient at coordinate 0, which the bug leaves untouched",
              "control_coord0_fd_error": "the same check against a central difference: finite-difference noise only"}
-    blind = blind_spots(A, x, grad, vs, h, control_coordinate, control_delta, orthogonal_to, small_delta)
+    blind = blind_spots(table.numerical_slope.tolist(), grad, vs, control_coordinate, control_delta, orthogonal_to,
+                        small_delta)
     return {"values": values_table("S7", items, notes), "directions": table, "blind_spots": blind,
             "dropout": dropout_check(A, x, vs, h, **dropout), "relu_kink": relu_kink(relu_at, h),
             "mutations": mutation_check(h=h, **mutations)}
@@ -159,4 +160,5 @@ def measure_s8(modes_x: list[float], modes_seed: int, vjp_v: list[float]) -> dic
     items += [("forward_ops_total", sum(ops)), ("reverse_closures", tape.closures_run),
               ("max_mode_diff", max(abs(f - r) for f, r in zip(fwd, rev)))]
     return {"values": values_table("S8", items), "modes": table,
-            "reconstruction": reconstruction(modes_x, modes_seed, _s8_loss), **vjp_tables(modes_x, vjp_v)}
+            "reconstruction": reconstruction(modes_x, modes_seed, _s8_loss, rev, tape.closures_run),
+            **vjp_tables(modes_x, vjp_v)}
