@@ -1,11 +1,13 @@
 """Scalar family against independent oracles: torch float64 and analytic formulas."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 
 from adbench.scalar import numeric, probes, reuse
 from adbench.scalar.dual import Dual, count_ops
@@ -13,6 +15,10 @@ from adbench.scalar.tape import Tape, Value, graph_size
 from conftest import values
 
 A, B = 1.5, -2.0
+SCALAR = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())["scalar"]
+# measure_s7's and measure_s8's later tables, from the config (the tests below vary the rest)
+S7_EXTRA = {k: SCALAR["directional"][k] for k in ("orthogonal_to", "small_delta", "dropout", "relu_at", "mutations")}
+S8_EXTRA = {k: SCALAR[k] for k in ("modes_seed", "vjp_v")}
 
 
 def torch64_grad(a, b):
@@ -89,7 +95,8 @@ def test_s6_complex_step_and_its_controls():
 
 
 def test_s7_control_errors_equal_delta_times_direction_component():
-    r = numeric.measure_s7(seed=3, rows=6, cols=8, directions=5, h=1e-5, control_coordinate=3, control_delta=0.1)
+    r = numeric.measure_s7(seed=3, rows=6, cols=8, directions=5, h=1e-5, control_coordinate=3, control_delta=0.1,
+                           **S7_EXTRA)
     d = r["directions"]
     assert (d.abs_error < 1e-8).all()
     injected = (d.corrupted_dot_v - d.grad_dot_v).abs()
@@ -98,13 +105,14 @@ def test_s7_control_errors_equal_delta_times_direction_component():
     v = r["values"].set_index("quantity").value
     assert v["control_coord0_error"] == 0.0  # the corrupted coordinate is 3: coordinate 0 sees nothing
     assert 0 < v["control_coord0_fd_error"] < 1e-8  # against a central difference: noise only
-    hit = numeric.measure_s7(seed=3, rows=6, cols=8, directions=5, h=1e-5, control_coordinate=0, control_delta=0.1)
+    hit = numeric.measure_s7(seed=3, rows=6, cols=8, directions=5, h=1e-5, control_coordinate=0, control_delta=0.1,
+                             **S7_EXTRA)
     assert abs(hit["values"].set_index("quantity").value["control_coord0_error"] - 0.1) < 1e-12  # control: bug at 0
 
 
 def test_s8_both_modes_match_torch_and_counts_match_the_graph():
     x = [1.5, -2.0, 0.25, -0.75]
-    r = numeric.measure_s8(x)
+    r = numeric.measure_s8(x, **S8_EXTRA)
     xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     torch.tanh(xt[0] * xt[1] + xt[2] * xt[2] + xt[3] * xt[3]).backward()
     m = r["modes"]
@@ -151,7 +159,7 @@ def test_graph_size_counts_each_reused_node_once():
     assert graph_size(out) == 3 == tape.nodes
 
 
-S7 = dict(rows=6, cols=8, directions=5, h=1e-5, control_coordinate=3, control_delta=0.1)
+S7 = dict(rows=6, cols=8, directions=5, h=1e-5, control_coordinate=3, control_delta=0.1, **S7_EXTRA)
 
 
 def test_s2_output_change_and_f_at_x():

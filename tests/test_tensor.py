@@ -11,6 +11,7 @@ import yaml
 from adbench.verdicts.verdict import compare
 from adbench.verdicts.documented import load
 from adbench.tensor import probes, rules
+from conftest import values
 
 torch.set_num_threads(1)
 F64 = torch.float64
@@ -20,6 +21,11 @@ G1 = [[1.0, 2.0], [-1.0, 0.5]]
 Q, K, V = [[1.0, 0.0], [0.5, 1.0]], [[1.0, 1.0], [0.0, 2.0]], [[2.0, -1.0], [0.0, 3.0]]
 G3 = [[1.0, -0.5], [-1.0, 2.0]]
 LN = dict(x=[1.0, 2.0, 4.0], gamma=[0.5, 1.5, -1.0], beta=[0.25, -0.5, 1.0], upstream=[1.0, -2.0, 0.5], eps=1e-5)
+TENSOR = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())["tensor"]
+# the arguments of the later T2-T4 tables, from the config (the tests below vary the documented inputs)
+T2_EXTRA = {"output_layer": TENSOR["softmax"]["output_layer"]}
+T3_EXTRA = {k: TENSOR["attention"][k] for k in ("mask_fill", "projections")}
+T4_EXTRA = {k: TENSOR["layernorm"][k] for k in ("near_constant_x", "eps_compare")}
 
 
 def t(a):
@@ -92,7 +98,7 @@ def test_naive_softmax_overflows_and_the_shift_fixes_it():
     e = [math.exp(-k) for k in range(3)]  # analytic: softmax is shift-invariant
     assert rules.softmax_shifted([1000.0, 999.0, 998.0]) == pytest.approx([v / sum(e) for v in e], abs=1e-16)
     red = dict(tokens=[1, 2], padded=1, width=2, seed=0)
-    v = probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red)["values"].set_index("quantity").value
+    v = values(probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red, **T2_EXTRA))
     assert v["naive_overflow"].startswith("OverflowError")
 
 
@@ -141,7 +147,7 @@ def test_forgetting_the_scale_is_caught_on_dq_and_dk_but_not_dv():
     assert not agrees(bug["dQ"], rq) and not agrees(bug["dK"], rk)
     assert agrees(bug["dV"], rv)  # a check that looked only at V would miss the bug
     assert (bug["dQ"] / rq).flatten().tolist() == pytest.approx([math.sqrt(2)] * 4, rel=1e-14)
-    control = probes.measure_t3(Q, K, V, G3)["control"].set_index("gradient")
+    control = probes.measure_t3(Q, K, V, G3, **T3_EXTRA)["control"].set_index("gradient")
     assert control.caught.to_dict() == {"dQ": True, "dK": True, "dV": False}
 
 
@@ -174,9 +180,10 @@ def test_every_documented_t_quantity_is_measured():
     doc = load()
     made = {("T1", q) for q in probes.measure_t1(X, W, G1)["values"].quantity}
     red = dict(tokens=[1, 2], padded=1, width=2, seed=0)
-    made |= {("T2", q) for q in probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red)["values"].quantity}
-    made |= {("T3", q) for q in probes.measure_t3(Q, K, V, G3)["values"].quantity}
-    made |= {("T4", q) for q in probes.measure_t4(**LN)["values"].quantity}
+    t2 = probes.measure_t2([2.0, 0.5, -1.0], 0, [1000.0, 999.0, 998.0], red, **T2_EXTRA)
+    made |= {("T2", q) for q in t2["values"].quantity}
+    made |= {("T3", q) for q in probes.measure_t3(Q, K, V, G3, **T3_EXTRA)["values"].quantity}
+    made |= {("T4", q) for q in probes.measure_t4(**LN, **T4_EXTRA)["values"].quantity}
     wanted = {(i, q) for i, q in zip(doc.id, doc.quantity) if i in ("T1", "T2", "T3", "T4")}
     assert wanted and wanted <= made
 

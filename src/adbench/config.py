@@ -178,6 +178,8 @@ CONFORMING = [
     ("tensor.layernorm.beta", "len", "==", "tensor.layernorm.x", "len", "one shift per feature of x"),
     ("tensor.layernorm.upstream", "len", "==", "tensor.layernorm.x", "len",
      "dL/dy has y's shape: one per feature of x"),
+    ("tensor.layernorm.near_constant_x", "len", "==", "tensor.layernorm.x", "len",
+     "the nearly constant row shares gamma, beta and the upstream gradient"),
     # S10: micrograd MLP, layer sizes [n_in, ..., n_out], loss sum over examples of (out - target)^2
     ("scalar.mlp.inputs", "cols", "==", "scalar.mlp.sizes", "first", "each input row feeds the sizes[0] inputs"),
     ("scalar.mlp.sizes", "last", "==", 1, None, "the loss (out - target)^2 needs one output per example"),
@@ -226,8 +228,14 @@ def outside(values: Any, lo: float, hi: float | None, *, below: bool = False) ->
 # (index key, smallest index, key setting the size, size -> largest index, why). '*' matches each item.
 IN_RANGE = [
     ("tensor.softmax.target", 0, "tensor.softmax.logits", lambda z: len(z) - 1, "L = -log p[target] picks one logit"),
+    ("tensor.softmax.target", 0, "tensor.softmax.overflow_logits", lambda z: len(z) - 1,
+     "T2's fused cross-entropy scores the same target on the overflow logits"),
+    ("tensor.softmax.output_layer.target", 0, "tensor.softmax.output_layer.vocab", lambda v: v - 1,
+     "the target is one row of the output matrix"),
     ("scalar.directional.control_coordinate", 1, "scalar.directional.cols", lambda c: c - 1,
      "a coordinate of x other than 0, which the control checks is left untouched"),
+    ("scalar.directional.orthogonal_to", 0, "scalar.directional.directions", lambda n: n - 1,
+     "the blind-spot error is built orthogonal to one of the checked directions"),
     ("charlm.early_step", 1, "charlm.train.steps", int, "a step the run takes"),
     ("charlm.final_window", 1, "charlm.train.steps", int, "the final loss averages the last final_window steps"),
     ("charlm.train.log_every", 1, "charlm.train.steps", int,

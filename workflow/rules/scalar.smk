@@ -63,7 +63,7 @@ rule scalar_s3:
 
 rule scalar_s4:
     output:
-        **id_outputs("S4", "values", "variants", "factor"),
+        **id_outputs("S4", "values", "variants", "factor", "dedup_grads", "dedup_calls"),
     log:
         LOG("scalar_s4"),
     benchmark:
@@ -133,7 +133,7 @@ rule scalar_s6:
 
 rule scalar_s7:
     output:
-        **id_outputs("S7", "values", "directions"),
+        **id_outputs("S7", "values", "directions", "blind_spots", "dropout", "relu_kink", "mutations"),
     log:
         LOG("scalar_s7"),
     benchmark:
@@ -150,7 +150,7 @@ rule scalar_s7:
 
 rule scalar_s8:
     output:
-        **id_outputs("S8", "values", "modes"),
+        **id_outputs("S8", "values", "modes", "reconstruction", "nonscalar", "vjp"),
     log:
         LOG("scalar_s8"),
     benchmark:
@@ -160,7 +160,14 @@ rule scalar_s8:
     resources:
         **sized(),
     params:
-        **job("adbench.scalar.numeric:measure_s8", args=dict(modes_x=config["scalar"]["modes_x"])),
+        **job(
+            "adbench.scalar.numeric:measure_s8",
+            args=dict(
+                modes_x=config["scalar"]["modes_x"],
+                modes_seed=config["scalar"]["modes_seed"],
+                vjp_v=config["scalar"]["vjp_v"],
+            ),
+        ),
     script:
         SCRIPT("measure")
 

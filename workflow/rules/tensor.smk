@@ -8,9 +8,9 @@ family("tensor", "Tensor backward rules", numbered("T", 4), order=20)
 rule tensor_rules:
     output:
         **id_outputs("T1", "values", "matrices"),
-        **id_outputs("T2", "values", "matrices", "reductions"),
-        **id_outputs("T3", "values", "matrices", "control"),
-        **id_outputs("T4", "values", "matrices"),
+        **id_outputs("T2", "values", "matrices", "reductions", "output_grads", "output_rows", "fused"),
+        **id_outputs("T3", "values", "matrices", "control", "mask", "mask_summary", "projections", "fused"),
+        **id_outputs("T4", "values", "matrices", "eps", "eps_effect"),
     log:
         LOG("tensor_rules"),
     benchmark:

@@ -7,9 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from .blind import blind_spots, dropout_check
 from .dual import Dual, count_ops
 from .numdiff import (central_difference, complex_step, directional_loss, forward_difference,
                       loglog_slope, opening_loss, opening_loss_complex, relu_real_branch)
+from .seeds import reconstruction
+from .vjp import vjp_tables
 from ..tables import values_table
 from .probes import tape_gradients
 from .tape import Tape, Value
@@ -78,10 +81,9 @@ def measure_s6(a: float, b: float, complex_h: list[float], complex_controls_at: 
     return {"values": values_table("S6", items), "sweep": sweep, "controls": table}
 
 
-def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float,
-               control_coordinate: int, control_delta: float) -> dict:
-    """S7: directional checks of a torch gradient, and a corrupted gradient they must catch."""
-    import torch  # here, so the S5/S6/S8 jobs skip torch's import
+def s7_problem(seed: int, rows: int, cols: int, directions: int):
+    """S7's A (rows, cols), x (cols,), torch's gradient (cols,) and unit directions, each (cols,)."""
+    import torch  # here, so the S5/S6 jobs skip torch's import
 
     # torch's generator, A then x then one direction at a time: seed 47 reproduces every printed digit
     gen = torch.Generator().manual_seed(seed)
@@ -89,16 +91,26 @@ def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float,
     x = torch.randn(cols, dtype=torch.float64, generator=gen).numpy()
     xt = torch.tensor(x, requires_grad=True)
     (torch.tanh(torch.tensor(A) @ xt) ** 2).sum().backward()
-    g = xt.grad.numpy().copy()
+    vs = [torch.randn(cols, dtype=torch.float64, generator=gen) for _ in range(directions)]
+    return A, x, xt.grad, [vt / vt.norm() for vt in vs]
+
+
+def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float, control_coordinate: int,
+               control_delta: float, small_delta: float, orthogonal_to: int, dropout: dict,
+               relu_at: list[float], mutations: dict) -> dict:
+    """S7: directional checks of a torch gradient, a corrupted gradient they must catch, the corruptions
+    they cannot see, a check through dropout, ReLU's kink, and four mutated backward rules."""
+    from .mutated import mutation_check, relu_kink  # torch at import: the S5/S6 jobs skip it
+
+    A, x, grad, vs = s7_problem(seed, rows, cols, directions)
+    g = grad.numpy().copy()
     bad = g.copy()
     bad[control_coordinate] += control_delta
     out = []
-    for d in range(directions):
-        vt = torch.randn(cols, dtype=torch.float64, generator=gen)
-        vt = vt / vt.norm()
+    for d, vt in enumerate(vs):
         v = vt.numpy()
         slope = (directional_loss(A, x + h * v) - directional_loss(A, x - h * v)) / (2 * h)
-        gv = float(xt.grad @ vt)  # torch's float64 dot, as the documents' g dot v
+        gv = float(grad @ vt)  # torch's float64 dot, as the documents' g dot v
         out.append({"direction": d, "numerical_slope": slope, "grad_dot_v": gv,
                     "abs_error": abs(slope - gv), "corrupted_dot_v": float(bad @ v),
                     "corrupted_abs_error": abs(slope - float(bad @ v))})
@@ -117,15 +129,20 @@ def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float,
              ("control_max_error", table.corrupted_abs_error.max())]
     notes = {"control_coord0_error": "corrupted vs true gradient at coordinate 0, which the bug leaves untouched",
              "control_coord0_fd_error": "the same check against a central difference: finite-difference noise only"}
-    return {"values": values_table("S7", items, notes), "directions": table}
+    blind = blind_spots(table.numerical_slope.tolist(), grad, vs, control_coordinate, control_delta, orthogonal_to,
+                        small_delta)
+    return {"values": values_table("S7", items, notes), "directions": table, "blind_spots": blind,
+            "dropout": dropout_check(A, x, vs, h, **dropout), "relu_kink": relu_kink(relu_at, h),
+            "mutations": mutation_check(h=h, **mutations)}
 
 
 def _s8_loss(x):
     return (x[0] * x[1] + x[2] * x[2] + x[3] * x[3]).tanh()
 
 
-def measure_s8(modes_x: list[float]) -> dict:
-    """S8: forward mode (one seed per input) vs reverse mode (one backward pass)."""
+def measure_s8(modes_x: list[float], modes_seed: int, vjp_v: list[float]) -> dict:
+    """S8: forward mode (one seed per input) vs reverse mode (one backward pass); the gradient rebuilt
+    from k random forward seeds; backward from a vector output (`vjp_v` is the upstream vector)."""
     fwd, ops = [], []
     for i in range(len(modes_x)):
         with count_ops() as counter:
@@ -142,4 +159,6 @@ def measure_s8(modes_x: list[float]) -> dict:
     items += [(f"forward_ops_seed{i}", n) for i, n in enumerate(ops)]
     items += [("forward_ops_total", sum(ops)), ("reverse_closures", tape.closures_run),
               ("max_mode_diff", max(abs(f - r) for f, r in zip(fwd, rev)))]
-    return {"values": values_table("S8", items), "modes": table}
+    return {"values": values_table("S8", items), "modes": table,
+            "reconstruction": reconstruction(modes_x, modes_seed, _s8_loss, rev, tape.closures_run),
+            **vjp_tables(modes_x, vjp_v)}

@@ -1,6 +1,6 @@
 """S1-S4 and S10: the opening comparison, nudges, chain rule by hand, the bugs, micrograd.
 
-torch is imported inside the functions that use it: S2-S4 jobs then skip its 1.3 s import.
+torch is imported inside the functions that use it: S2 and S3 jobs then skip its 1.3 s import.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import random
 import pandas as pd
 
 from ..tables import values_table
-from . import reuse
+from . import dedup, reuse
 from .numdiff import central_difference, opening_loss
 from .tape import Tape, Value, graph_size, topological
 
@@ -120,7 +120,7 @@ def overwrite_factor(a: float, bs: list[float]) -> pd.DataFrame:
 
 def measure_s4(a: float, b: float, factor_b: list[float]) -> dict:
     """S4: the correct tape, the overwrite bug and the wrong-order bug; count exceptions;
-    the overwrite/correct ratio over the b values `factor_b`."""
+    the overwrite/correct ratio over the b values `factor_b`; the sort without its visited set."""
     rows, raised = [], 0
     for name, kw in [("correct +=", {}), ("BUG = (overwrite)", {"overwrite": True}),
                      ("BUG wrong order", {"order": "forward"})]:
@@ -137,7 +137,8 @@ def measure_s4(a: float, b: float, factor_b: list[float]) -> dict:
     items = [("overwrite_dL_da", rows[2]["dL_da"]), ("overwrite_dL_db", rows[2]["dL_db"]),
              ("wrong_order_dL_da", rows[3]["dL_da"]), ("wrong_order_dL_db", rows[3]["dL_db"]),
              ("exceptions_raised", raised)]
-    return {"values": values_table("S4", items), "variants": table, "factor": overwrite_factor(a, factor_b)}
+    return {"values": values_table("S4", items), "variants": table, "factor": overwrite_factor(a, factor_b),
+            **dedup.dedup_tables(a, b)}
 
 
 class Neuron:

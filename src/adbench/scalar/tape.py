@@ -1,9 +1,10 @@
 """A scalar reverse-mode tape small enough to read in one sitting.
 
 Each op computes its forward value and leaves a closure that knows its local
-derivative. Two deliberate bugs (S4) are switches of this same code, not copies:
-`Tape(overwrite=True)` makes closures assign instead of accumulate, and
-`backward(order="forward")` runs closures in build order instead of reversed.
+derivative. Three deliberate bugs (S4) are switches of this same code, not copies:
+`Tape(overwrite=True)` makes closures assign instead of accumulate,
+`backward(order="forward")` runs closures in build order instead of reversed, and
+`Tape(dedup=False)` makes the sort forget its visited set (a node enters once per path).
 The tape also counts graph nodes and executed closures (S8, S10). Division is
 micrograd's decomposition `a * b**-1`, so it adds no primitive of its own.
 """
@@ -21,6 +22,7 @@ class Tape:
     """Engine settings and counters; activate with `with Tape(...) as t:`."""
 
     overwrite: bool = False          # S4 bug (a): `=` instead of `+=`
+    dedup: bool = True               # False: S4 bug (c), the sort keeps no visited set
     nodes: int = 0                   # Values created while active (leaves and constants too)
     ops: int = 0                     # Values created by an operation
     closures_run: int = 0            # backward closures executed
@@ -156,17 +158,17 @@ class Value:
 
     def backward(self, order: str = "reverse") -> None:
         """Seed dL/dL = 1 and run every closure; order='forward' is the S4 bug (b)."""
-        topo = topological(self)
-        self.grad = 1.0
         tape = _ACTIVE.get()
+        topo = topological(self, dedup=tape.dedup)
+        self.grad = 1.0
         for node in (reversed(topo) if order == "reverse" else topo):
             if node._backward is not None:
                 node._backward()
                 tape.closures_run += 1
 
 
-def topological(root: Value) -> list[Value]:
-    """Depth-first order: every node after the nodes it consumed."""
+def topological(root: Value, dedup: bool = True) -> list[Value]:
+    """Depth-first order: every node after the nodes it consumed; dedup=False lists a node once per path."""
     order: list[Value] = []
     seen: set[int] = set()
     stack: list[tuple[Value, bool]] = [(root, False)]
@@ -175,11 +177,11 @@ def topological(root: Value) -> list[Value]:
         if expanded:
             order.append(node)
             continue
-        if id(node) in seen:
+        if dedup and id(node) in seen:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        stack.extend((p, False) for p in reversed(node.parents) if id(p) not in seen)
+        stack.extend((p, False) for p in reversed(node.parents) if not dedup or id(p) not in seen)
     return order
 
 

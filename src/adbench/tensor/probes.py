@@ -8,7 +8,8 @@ import pandas as pd
 import torch
 
 from ..tables import values_table
-from . import rules
+from . import epsilon, masking, qkv, rules, sdpa, vocab
+from .entries import entries as _entries
 
 F64 = torch.float64
 # measurement ID number -> its section of config.yaml's `tensor:` block
@@ -17,19 +18,6 @@ ROOT_CONFIG_KEYS = {1: "matmul", 2: "softmax", 3: "attention", 4: "layernorm"}
 
 def _t(a) -> torch.Tensor:
     return torch.tensor(a, dtype=F64)
-
-
-def _entries(name: str, hand: torch.Tensor, ref: torch.Tensor | None = None) -> list[dict]:
-    """Long rows (matrix, row, col, hand, torch, abs_diff) for a vector or matrix."""
-    h2 = hand.reshape(hand.shape[0] if hand.dim() > 1 else 1, -1)
-    r2 = None if ref is None else ref.detach().reshape(h2.shape)
-    rows = []
-    for i in range(h2.shape[0]):
-        for j in range(h2.shape[1]):
-            tv = math.nan if r2 is None else r2[i, j].item()
-            rows.append({"matrix": name, "row": i, "col": j, "hand": h2[i, j].item(), "torch": tv,
-                         "abs_diff": abs(h2[i, j].item() - tv)})
-    return rows
 
 
 def _items(rows: list[dict]) -> list[tuple[str, float]]:
@@ -90,9 +78,10 @@ def token_reductions(vocab: int, tokens: list[int], padded: int, width: int, see
     return pd.DataFrame(rows)
 
 
-def measure_t2(logits: list, target: int, overflow_logits: list, reduction: dict) -> dict:
+def measure_t2(logits: list, target: int, overflow_logits: list, reduction: dict, output_layer: dict) -> dict:
     """T2: softmax cross-entropy by hand vs torch; the naive softmax overflow and the shifted fix;
-    the sum and mean reductions over token counts (`reduction`: tokens, padded, width, seed)."""
+    the sum and mean reductions over token counts (`reduction`: tokens, padded, width, seed);
+    the output matrix's gradients (`output_layer`: vocab, width, target, seed); fused cross-entropy."""
     p, loss, dz = rules.softmax_xent_backward(logits, target)
     zt = _t(logits).requires_grad_()
     ref = torch.nn.functional.cross_entropy(zt[None], torch.tensor([target]))
@@ -109,11 +98,13 @@ def measure_t2(logits: list, target: int, overflow_logits: list, reduction: dict
                             ("max_diff_dz", _maxdiff(_t(dz), zt.grad)), ("grad_sum", sum(dz)),
                             ("naive_overflow", naive)]
     return {"values": values_table("T2", items), "matrices": pd.DataFrame(rows),
-            "reductions": token_reductions(len(logits), **reduction)}
+            "reductions": token_reductions(len(logits), **reduction), **vocab.output_layer(**output_layer),
+            "fused": vocab.fused_cross_entropy(overflow_logits, target)}
 
 
-def measure_t3(q: list, k: list, v: list, upstream: list) -> dict:
-    """T3: one attention head by hand vs autograd, dS row sums, and the forgotten-1/√D control."""
+def measure_t3(q: list, k: list, v: list, upstream: list, mask_fill: float, projections: dict) -> dict:
+    """T3: one attention head by hand vs autograd, dS row sums, and the forgotten-1/√D control; the
+    head under a causal mask; Q, K, V projected from one X (`projections`); the fused SDPA kernel."""
     Q, K, V, G = _t(q), _t(k), _t(v), _t(upstream)
     h = rules.attention_backward(Q, K, V, G)
     bug = rules.attention_backward(Q, K, V, G, forget_scale=True)
@@ -130,11 +121,15 @@ def measure_t3(q: list, k: list, v: list, upstream: list) -> dict:
                              "ratio_forgot_over_correct": (bug[n].norm() / h[n].norm()).item(),
                              "caught": bool(_maxdiff(bug[n], ref[n]) > 1e-12)} for n in ("dQ", "dK", "dV")])
     items += [(f"control_ratio_{r.gradient}", r.ratio_forgot_over_correct) for r in control.itertuples()]
-    return {"values": values_table("T3", items), "matrices": pd.DataFrame(rows), "control": control}
+    return {"values": values_table("T3", items), "matrices": pd.DataFrame(rows), "control": control,
+            **masking.causal_mask(q, k, v, upstream, mask_fill),
+            "projections": qkv.projection_routes(**projections), "fused": sdpa.fused_attention(q, k, v, upstream)}
 
 
-def measure_t4(x: list, gamma: list, beta: list, upstream: list, eps: float) -> dict:
-    """T4: layer norm statistics and backward by hand vs torch.nn.functional.layer_norm."""
+def measure_t4(x: list, gamma: list, beta: list, upstream: list, eps: float, near_constant_x: list,
+               eps_compare: list[float]) -> dict:
+    """T4: layer norm statistics and backward by hand vs torch.nn.functional.layer_norm; dx at two
+    epsilons on the documented row and on a nearly constant one."""
     X, Ga, Be, G = _t(x), _t(gamma), _t(beta), _t(upstream)
     h = rules.layernorm_backward(X, Ga, Be, G, eps)
     xt, gt, bt = (t.clone().requires_grad_() for t in (X, Ga, Be))
@@ -145,4 +140,5 @@ def measure_t4(x: list, gamma: list, beta: list, upstream: list, eps: float) -> 
     items += [(f"max_diff_{n}", _maxdiff(h[n], ref[n])) for n in ("dx", "dgamma", "dbeta")]
     # summed in index order; the documents' -2.220e-16 is the sum of the torch dx
     items += [("torch_dx_sum", xt.grad.sum().item()), ("hand_dx_sum", h["dx"].sum().item())]
-    return {"values": values_table("T4", items), "matrices": pd.DataFrame(rows)}
+    return {"values": values_table("T4", items), "matrices": pd.DataFrame(rows),
+            **epsilon.eps_sensitivity(x, gamma, beta, upstream, near_constant_x, eps_compare)}
