@@ -42,8 +42,13 @@ sources("S7/directions", {"abs_error": "directional difference, torch gradient",
                           "corrupted_abs_error": "directional difference, corrupted gradient"})
 sources("S8/modes", {"x": "input", "forward_mode": "forward mode (dual numbers)", "reverse_mode": "reverse mode (tape)",
                      "forward_ops": "forward mode op count"})
-sources("S8/values", {"forward_ops_total": "forward mode op count", "reverse_closures": "reverse mode closure count"},
-        by="quantity")
+sources("S8/reconstruction", {"seeds": "input", "inputs": "input", "rank": "forward mode seeds",
+                              "forward_passes": "forward mode seeds", "forward_ops": "forward mode op count",
+                              "reverse_backward_passes": "reverse mode", "reverse_closures": "reverse mode",
+                              "max_abs_err": "forward mode seeds (least squares), reverse mode",
+                              "err_norm": "forward mode seeds (least squares), reverse mode",
+                              "outside_span_norm": "forward mode seeds (least squares), reverse mode",
+                              "grad_norm": "reverse mode"})
 sources("S9/per_process", {"ratio": "tape timing, torch timing", "reported": "timing protocol"})
 sources("S10/values", {"a_grad_accumulate": "tape", "a_grad_torch": "torch", "a_grad_overwrite": "tape, = bug"},
         by="quantity")
@@ -296,16 +301,26 @@ def _s8(t, name: str):
     return row(t["S8/modes"], "input", name)
 
 
-@relation("S8/modes", "S8/values", edge=Edge(Move("S8/values", {"quantity": "reverse_closures"}, "value",
-                                                  lambda t: float(qv(t["S8/values"], "forward_ops_total")) - 1),
-                                             Move("S8/values", {"quantity": "reverse_closures"}, "value",
-                                                  lambda t: float(qv(t["S8/values"], "forward_ops_total")))))
+def _seeds(t):
+    d = t["S8/reconstruction"].sort_values("seeds")
+    return d, d[d.seeds == d.inputs].iloc[0], d[d.seeds == d.inputs - 1].iloc[0]
+
+
+@relation("S8/reconstruction", edge=Flip("S8/reconstruction", lambda t: {"seeds": _seeds(t)[1].seeds}, "err_norm",
+                                         holding=0.0, failing=lambda t: 1e-6 * _seeds(t)[1].grad_norm))
 def forward_needs_a_pass_per_input(t):
-    d, v = t["S8/modes"], t["S8/values"]
-    total, closures = float(qv(v, "forward_ops_total")), float(qv(v, "reverse_closures"))
-    return judged(f"{len(d)} seeds x {d.forward_ops.iloc[0]} ops = {total:g} forward ops; reverse closures {closures:g}",
-                  flag(total == d["forward_ops"].sum() and len(d) > 1, "one forward pass per input"),
-                  at_most(closures, total, "reverse closures vs forward ops", "ops", strict=True))
+    """Forward mode's seeds recover the gradient only when there are as many as inputs (least squares over the
+    directional derivatives, against the reverse gradient); reverse mode needs one backward pass."""
+    d, full, short = _seeds(t)
+    floor = 64 * EPS64 * float(full.grad_norm)  # float64 rounding of the gradient's norm
+    return judged(f"least-squares error from k forward seeds: " + ", ".join(f"k={r.seeds}: {g(r.err_norm)}"
+                                                                           for r in d.itertuples())
+                  + f" (gradient norm {g(full.grad_norm)}); reverse mode: {int(full.reverse_backward_passes)} backward pass",
+                  times_at_least(short.err_norm, floor, FAR, f"{int(short.seeds)} seeds for {int(short.inputs)} "
+                                                            "inputs miss by far more than rounding"),
+                  at_most(full.err_norm / (EPS64 * float(full.grad_norm)), 64,
+                          f"{int(full.seeds)} seeds recover it to rounding", "ulps", 16),
+                  flag(full.reverse_backward_passes == 1, "one reverse pass"))
 
 
 # ---- S9, S10 ---------------------------------------------------------------------------------------------------

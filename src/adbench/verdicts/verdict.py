@@ -147,7 +147,7 @@ def compare(documented: pd.DataFrame, measured: pd.DataFrame, reduced: bool = Fa
             "measured at reduced (smoke) sizes; the documented value holds only at the full sizes"
             if reduced and _clean(getattr(d, "note", "")).startswith(SIZE_DEPENDENT) else "")
         differs = run_settings.not_judged_reason(_clean(getattr(d, "config", "")), settings)
-        if differs and not (reduced and d.kind in REDUCED_UNJUDGED):  # at smoke sizes the size reason comes first
+        if differs:  # before any other reason: it names the setting, also of a shrunken (smoke) run
             status, reason = NOT_JUDGED, differs
         else:
             status, reason = verdict(d.kind, d.documented, _to_number(value), source, _clean(d.unit), band, reduced,
