@@ -33,7 +33,7 @@ GRACE_S = 5.0  # after one rank fails, how long the others get to leave by thems
 def _spawnable_main():
     """Hide __main__'s file while ranks start: spawn re-runs the parent's main script in each child unless
     it was started with -m, and a Snakemake job's main script is the rule's, whose top level runs the job.
-    The ranks need nothing from it: rank_main is imported from this module."""
+    The ranks need nothing from it: spawn imports rank_main from allreduce_rank by name."""
     main = sys.modules["__main__"]
     saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
     main.__dict__.pop("__file__", None)

@@ -53,10 +53,11 @@ def rank_gradients(rank: int, sizes: list[int], in_features: int, out_features: 
     xr, yr = x[a:a + sizes[rank]], y[a:a + sizes[rank]]  # (n_r, in), (n_r, out)
     mean = _mse_grad(model, xr, yr)  # d mean over this rank's n_r * out loss elements
     total = _mse_grad(model, xr, yr, reduction="sum")
-    n = torch.tensor(float(sizes[rank]), dtype=torch.float64)
+    n = torch.tensor(float(sizes[rank]), dtype=torch.float64)              # this rank's examples
+    elements = torch.tensor(float(yr.numel()), dtype=torch.float64)        # its loss elements: n_r * out
     mean_sum, weighted_sum = _reduce(mean, rank, group), _reduce(n * mean, rank, group)
-    sum_sum, count = _reduce(total, rank, group), _reduce(n, rank, group)
-    return [mean_sum, mean_sum / world, weighted_sum / count, sum_sum / (count * out_features)]
+    sum_sum, count, all_elements = _reduce(total, rank, group), _reduce(n, rank, group), _reduce(elements, rank, group)
+    return [mean_sum, mean_sum / world, weighted_sum / count, sum_sum / all_elements]
 
 
 def rank_main(rank: int, init_file: str, out_dir: str, cases: dict[str, list[int]], in_features: int,
