@@ -16,6 +16,7 @@ from conftest import values
 torch.set_num_threads(1)
 DATA = dict(in_features=3, out_features=2, seed=0)
 SMALL = dict(width=32, hidden=64, blocks=4, batch=4, segments=2, seed=0)
+HOOKS = dict(seq_lens=[3, 4], batch=1, seed=0)  # L7's saved-tensor probe, tested in test_lifetimes_conditions.py
 
 
 def analytic_mse_grad(model, x, y):
@@ -210,7 +211,7 @@ def test_l7_bytes_follow_the_shape_formulas():
 
     c = GPT2Config()
     for prompt, context, batch in ((5, 1024, 8), (3, 256, 2)):
-        v = values(shapes.measure_l7(prompt, context, batch, 4, [prompt, context]))
+        v = values(shapes.measure_l7(prompt, context, batch, 4, [prompt, context], HOOKS))
         assert v["state_bytes_prompt"] == prompt * c.n_embd * 4
         assert v["states_bytes_prompt"] == (c.n_layer + 1) * prompt * c.n_embd * 4
         assert v["states_mib_context_batch"] == batch * (c.n_layer + 1) * context * c.n_embd * 4 / 2 ** 20
@@ -224,7 +225,7 @@ def test_every_documented_l_quantity_is_measured():
                    ("L2", accumulation.measure_l2(7, [3, 4], nanogpt_steps=40, nanogpt_micro=2, **DATA)),
                    ("L3", accumulation.measure_l3([3, 4], equal_split=[4, 4], **DATA)), ("L4", graph.measure_l4([2.0, 3.0])),
                    ("L5", graph.measure_l5([2.0, 3.0], 1.0, 2.0)), ("L6", checkpoint_probe.measure_l6_memory(**SMALL)),
-                   ("L7", shapes.measure_l7(5, 1024, 8, 4, [5, 1024]))]:
+                   ("L7", shapes.measure_l7(5, 1024, 8, 4, [5, 1024], HOOKS))]:
         made |= {(mid, q) for q in r["values"].quantity}
     made |= {("L6", q) for q in ("plain_median_min_ms", "plain_median_max_ms", "ckpt_median_min_ms",
                                  "ckpt_median_max_ms", "ratio_min", "ratio_max")}  # from the summary job

@@ -175,7 +175,9 @@ def test_every_exact_precision_row_matches_the_documented_table():
     f = formats.measure_formats([1e-4, 1e-6, 1e-7, 1e-8], [1e-3, 3e-5, 1e-6, 3e-8],
                                 {"lo_exp": -9, "hi_exp": 0, "points": 10}, [1.0, 8.0, 64.0, 512.0], 0.0003,
                                 [1e-8, 1e-10])
-    s = scaling.measure_scaling([1e-8, 0.1, 1.0, 2.0], 65536.0, [2.0, 1e-8], 65536.0, 1.0, 0.0003, 2000, 100)
+    s = scaling.measure_scaling([1e-8, 0.1, 1.0, 2.0], 65536.0, [2.0, 1e-8], 65536.0, 1.0, 0.0003, 2000, 100,
+                                {"weights": [1.0], "inputs": [2.0], "lr": 0.1, "inf_index": 0},
+                                {"count": 16, "dtypes": ["float16"]})
     measured = pd.concat([tables["values"] for tables in {**f, **s}.values()])
     cmp = compare(doc, measured)
     assert len(cmp) == len(doc) > 30

@@ -186,6 +186,9 @@ CONFORMING = [
     ("scalar.mlp.targets", "len", "==", "scalar.mlp.inputs", "rows", "one target per input row"),
     # O1: the 2-4-1 XOR network takes len(inputs[0]) inputs; the tape zips rows with targets, numpy broadcasts
     ("optim.o1.targets", "len", "==", "optim.o1.inputs", "rows", "one target per input row"),
+    # P5's GradScaler probe: loss = (w . x).sum() pairs each weight with one input
+    ("precision.grad_scaler.inputs", "len", "==", "precision.grad_scaler.weights", "len",
+     "loss = (w . x).sum() pairs each weight with one input"),
 ]
 
 
@@ -243,6 +246,8 @@ IN_RANGE = [
     ("precision.record_every", 1, "precision.steps", int,
      "an interval within the run; any larger value records only the first and the last step"),
     ("optim.o1.report_seed", 0, "optim.o1.seeds", lambda n: n - 1, "seeds run 0..seeds-1"),
+    ("precision.grad_scaler.inf_index", 0, "precision.grad_scaler.weights", lambda w: len(w) - 1,
+     "the inf is injected into one weight's gradient"),
     ("lifetimes.checkpoint.segments", 1, "lifetimes.checkpoint.blocks", int,
      "checkpoint_sequential needs at least one block per segment"),
     ("gpt2.timing_batch", 1, "gpt2.batch", int, "G6 times a slice of the batch"),

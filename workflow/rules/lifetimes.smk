@@ -1,5 +1,6 @@
 # L family: accumulation, leaves and saved-value lifetimes, checkpoint memory and time, shape arithmetic.
-# L6 is a memory job plus a calibrate -> run{process} -> summary timing chain (like S9).
+# L6 is a memory job plus a calibrate -> run{process} -> summary timing chain (like S9); L3's real all-reduce
+# runs several processes in one job of its own.
 
 family("lifetimes", "Graph lifetimes, accumulation and memory", numbered("L", 7), order=30)
 
@@ -9,13 +10,14 @@ LIFE_CKPT = LIFE["checkpoint"]
 
 
 # L1-L5 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
+# L3's real all-reduce (several processes) is a job of its own: lifetimes_l3_allreduce.
 rule lifetimes_graph:
     output:
         **id_outputs("L1", "values", "zero_grad"),
-        **id_outputs("L2", "values", "schemes"),
+        **id_outputs("L2", "values", "schemes", "layers"),
         **id_outputs("L3", "values", "ranks", "equal"),
         **id_outputs("L4", "values", "tensors", "branches"),
-        **id_outputs("L5", "values", "errors", "inplace"),
+        **id_outputs("L5", "values", "errors", "inplace", "higher_order"),
     log:
         LOG("lifetimes_graph"),
     benchmark:
@@ -28,7 +30,7 @@ rule lifetimes_graph:
         **job(
             {
                 "L1": "adbench.lifetimes.accumulation:measure_l1",
-                "L2": "adbench.lifetimes.accumulation:measure_l2",
+                "L2": "adbench.lifetimes.batch_layers:measure_l2_layers",
                 "L3": "adbench.lifetimes.accumulation:measure_l3",
                 "L4": "adbench.lifetimes.graph:measure_l4",
                 "L5": "adbench.lifetimes.graph:measure_l5",
@@ -40,6 +42,7 @@ rule lifetimes_graph:
                     split=LIFE["split"],
                     nanogpt_steps=LIFE["nanogpt_steps"],
                     nanogpt_micro=LIFE["nanogpt_micro"],
+                    dropout=LIFE["microbatch_dropout"],
                     **LIFE_DATA,
                 ),
                 L3=dict(split=LIFE["split"], equal_split=LIFE["equal_split"], **LIFE_DATA),
@@ -51,9 +54,43 @@ rule lifetimes_graph:
         SCRIPT("measure")
 
 
+# L3 on a real process group: one gloo process per rank, started by the job itself (torch.multiprocessing
+# spawn) and meeting through a file in its temporary folder. One job (one SLURM task) holding one core per rank.
+ALLREDUCE_RANKS = max(len(LIFE["split"]), len(LIFE["equal_split"]))
+
+
+rule lifetimes_l3_allreduce:
+    output:
+        **id_outputs("L3", "reductions", folder="L3/allreduce"),
+    log:
+        LOG("lifetimes_l3_allreduce"),
+    benchmark:
+        BENCH("lifetimes_l3_allreduce")
+    conda:
+        ENV
+    threads: ALLREDUCE_RANKS
+    resources:
+        # ~300 MB peak RSS per process (each rank imports torch; the launcher too), 1.5x as common.smk sizes
+        **sized(threads=ALLREDUCE_RANKS, mem_mb=500 * (ALLREDUCE_RANKS + 1)),
+    params:
+        **job(
+            "adbench.lifetimes.allreduce:measure_l3_allreduce",
+            args=dict(
+                split=LIFE["split"],
+                equal_split=LIFE["equal_split"],
+                backend=LIFE["allreduce"]["backend"],
+                timeout_s=LIFE["allreduce"]["timeout_s"],
+                **LIFE_DATA,
+            ),
+            threads=1,  # torch threads per rank (each rank sets its own)
+        ),
+    script:
+        SCRIPT("measure")
+
+
 rule lifetimes_l6_memory:
     output:
-        **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved", "segments"),
+        **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved", "segments", "rng"),
     log:
         LOG("lifetimes_l6_memory"),
     benchmark:
@@ -63,7 +100,10 @@ rule lifetimes_l6_memory:
     resources:
         **sized(),
     params:
-        **job("adbench.lifetimes.checkpoint_probe:measure_l6_memory", args=LIFE_CKPT),
+        **job(
+            "adbench.lifetimes.checkpoint_rng:measure_l6_memory_rng",
+            args=dict(**LIFE_CKPT, dropout=LIFE["checkpoint_dropout"]),
+        ),
     script:
         SCRIPT("measure")
 
@@ -178,7 +218,7 @@ rule lifetimes_l6_plot:
 
 rule lifetimes_l7:
     output:
-        **id_outputs("L7", "values", "sweep"),
+        **id_outputs("L7", "values", "sweep", "hooks", "hook_tensors"),
     log:
         LOG("lifetimes_l7"),
     benchmark:
@@ -220,6 +260,7 @@ rule lifetimes_l7_plot:
 register(
     "lifetimes",
     rules.lifetimes_graph.output,
+    rules.lifetimes_l3_allreduce.output,
     rules.lifetimes_l6_memory.output,
     rules.lifetimes_l6_calibrate.output,
     expand(rules.lifetimes_l6_run.output, process=range(1, config["timing"]["processes"] + 1)),

@@ -144,7 +144,7 @@ rule optim_o2_plot:
 
 rule optim_o3:
     output:
-        **id_outputs("O3", "values", "arrangements", "counts"),
+        **id_outputs("O3", "values", "arrangements", "counts", "adam_state", "adam_bytes"),
     log:
         LOG("optim_o3"),
     benchmark:

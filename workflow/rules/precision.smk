@@ -40,8 +40,8 @@ rule precision_formats:
 rule precision_scaling:
     output:
         **id_outputs("P4", "values", "static"),
-        **id_outputs("P5", "values", "attempts", "settled"),
-        **id_outputs("P6", "values", "trajectory"),
+        **id_outputs("P5", "values", "attempts", "settled", "grad_scaler"),
+        **id_outputs("P6", "values", "trajectory", "wide_sum"),
     log:
         LOG("precision_scaling"),
     benchmark:
@@ -62,6 +62,8 @@ rule precision_scaling:
                 update=PREC["update"],
                 steps=PREC["steps"],
                 record_every=PREC["record_every"],
+                grad_scaler=PREC["grad_scaler"],
+                wide_sum=PREC["wide_sum"],
             ),
         ),
     script:

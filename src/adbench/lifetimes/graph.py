@@ -8,6 +8,7 @@ import pandas as pd
 import torch
 
 from ..tables import values_table
+from .higher_order import higher_order_table
 from .inplace import inplace_cases
 
 F64 = torch.float64
@@ -69,7 +70,8 @@ def _error_text(fn) -> str:
 
 
 def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
-    """L5: version-counter error, second-backward error, retain_graph, create_graph for x³."""
+    """L5: version-counter error, second-backward error, retain_graph, create_graph for x³ (and, in
+    `higher_order`, which of the two flags gives a derivative that can be differentiated again)."""
     def inplace():
         xt = torch.tensor(x, dtype=F64, requires_grad=True)
         y = (xt * xt).sum()
@@ -101,7 +103,8 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     storage, stale = silent_stale_gradient(x, shift)
     items += [(f"mutated_storage_{i}", v) for i, v in enumerate(storage)]
     items += [(f"stale_grad_{i}", v) for i, v in enumerate(stale)]
-    return {"values": values_table("L5", items), "errors": errors, "inplace": inplace_cases(x, shift)}
+    return {"values": values_table("L5", items), "errors": errors, "inplace": inplace_cases(x, shift),
+            "higher_order": higher_order_table(cube_at)}
 
 
 def silent_stale_gradient(x: list[float], shift: float) -> tuple[list[float], list[float]]:

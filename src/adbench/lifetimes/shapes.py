@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..tables import values_table
+from .attention_saved import attention_saved
 
 MIB = 2 ** 20
 
@@ -28,8 +29,9 @@ def score_bytes(batch: int, heads: int, seq: int, elem: int) -> int:
 
 
 def measure_l7(prompt_tokens: int, context: int, batch: int, bytes_per_element: int,
-               sweep_seq: list[int]) -> dict:
-    """L7: residual-state and attention-score bytes at the prompt length, the context, and a sweep."""
+               sweep_seq: list[int], hooks: dict) -> dict:
+    """L7: residual-state and attention-score bytes at the prompt length, the context, and a sweep; plus
+    `hooks`/`hook_tensors`, what a saved-tensor hook sees in eager GPT-2 attention (`hooks`: its settings)."""
     d = gpt2_small_dims()
     D, H, L, e = d["hidden"], d["heads"], d["layers"], bytes_per_element
     states = L + 1  # one before the first block, one after each block
@@ -49,5 +51,5 @@ def measure_l7(prompt_tokens: int, context: int, batch: int, bytes_per_element: 
              ("scores_bytes_prompt", score_bytes(1, H, prompt_tokens, e)),
              ("seq_growth", context / prompt_tokens),
              ("score_element_growth", score_bytes(1, H, context, e) / score_bytes(1, H, prompt_tokens, e))]
-    return {"values": values_table("L7", items), "sweep": sweep,
+    return {"values": values_table("L7", items), "sweep": sweep, **attention_saved(**hooks),
             "_meta": {"model_config": "transformers.GPT2Config() defaults", **d}}

@@ -6,6 +6,7 @@ import pandas as pd
 import torch
 
 from ..tables import values_table
+from .adam_state import adam_state as real_state
 
 GIB = 2 ** 30
 
@@ -43,8 +44,9 @@ def arrangement_table(arrangements: dict[str, dict[str, str]], n_params: int) ->
 
 
 def measure_o3(arrangements: dict[str, dict[str, str]], collection_dtype: str, adam_arrangement: str,
-               mixed_arrangements: list[str]) -> dict:
-    """P from the instantiated architecture; bytes of each declared arrangement of optimizer state."""
+               mixed_arrangements: list[str], adam_state: dict) -> dict:
+    """P from the instantiated architecture; bytes of each declared arrangement of optimizer state; and
+    `adam_state`/`adam_bytes`, a real optimizer's state tensors before and after its first step."""
     counts = gpt2_parameter_counts()
     P = counts["unique"]
     table = arrangement_table(arrangements, P)
@@ -56,4 +58,4 @@ def measure_o3(arrangements: dict[str, dict[str, str]], collection_dtype: str, a
              ("adam_fp32_bytes_per_param", int(totals.loc[adam_arrangement, "bytes_per_param"]))]
     items += [(f"{m}_bytes_per_param", int(totals.loc[m, "bytes_per_param"])) for m in mixed_arrangements]
     counts_df = pd.DataFrame([{"count": k, "value": v} for k, v in counts.items()])
-    return {"values": values_table("O3", items), "arrangements": table, "counts": counts_df}
+    return {"values": values_table("O3", items), "arrangements": table, "counts": counts_df, **real_state(**adam_state)}

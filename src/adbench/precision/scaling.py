@@ -11,6 +11,8 @@ import torch
 
 from ..tables import values_table
 from .formats import cast, next_above
+from .grad_scaler import grad_scaler_table
+from .wide_sum import wide_sum_table
 
 log = logging.getLogger(__name__)
 F16 = torch.float16
@@ -87,10 +89,13 @@ def measure_p6(weight: float, update: float, steps: int, record_every: int) -> d
 
 
 def measure_scaling(static_grads: list[float], static_scale: float, dynamic_grads: list[float],
-                    dynamic_start: float, weight: float, update: float, steps: int, record_every: int) -> dict:
-    """One job for P4, P5 and P6."""
+                    dynamic_start: float, weight: float, update: float, steps: int, record_every: int,
+                    grad_scaler: dict, wide_sum: dict) -> dict:
+    """One job for P4, P5 and P6; P5 adds torch's GradScaler (`grad_scaler`), P6 16-bit sums (`wide_sum`)."""
     out: dict = {}
     for mid, res in (("p4", measure_p4(static_grads, static_scale)), ("p5", measure_p5(dynamic_grads, dynamic_start)),
                      ("p6", measure_p6(weight, update, steps, record_every))):
         out[mid.upper()] = res
+    out["P5"]["grad_scaler"] = grad_scaler_table(**grad_scaler)
+    out["P6"]["wide_sum"] = wide_sum_table(**wide_sum)
     return out
