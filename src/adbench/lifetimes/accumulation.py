@@ -84,15 +84,23 @@ def measure_l2(n_examples: int, split: list[int], in_features: int, out_features
     unscaled = _accumulate(big_model, bx, by, nanogpt_steps, nanogpt_micro, scaled=False)  # the bug: no /steps
     log.info("full-batch norm %.10f; weighted err %.3e; unweighted err %.3e", full.norm().item(),
              (weighted - full).abs().max().item(), (unweighted - full).abs().max().item())
+    # scheme names are fixed strings; the configured sizes are columns (examples, microbatches, loss weights)
+    sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+    big, k = nanogpt_steps * nanogpt_micro, len(sizes)
     table = pd.DataFrame([
-        {"scheme": "full batch", "grad_norm": full.norm().item(), "max_abs_diff_vs_full": 0.0},
-        {"scheme": "weighted " + " + ".join(f"{b - a}/{n_examples}" for a, b in zip(bounds, bounds[1:])),
+        {"scheme": "full batch", "examples": n_examples, "microbatches": 1, "loss_weights": "1",
+         "grad_norm": full.norm().item(), "max_abs_diff_vs_full": 0.0},
+        {"scheme": "means weighted by size", "examples": n_examples, "microbatches": k,
+         "loss_weights": " + ".join(f"{m}/{n_examples}" for m in sizes),
          "grad_norm": weighted.norm().item(), "max_abs_diff_vs_full": (weighted - full).abs().max().item()},
-        {"scheme": "unweighted sum of means", "grad_norm": unweighted.norm().item(),
-         "max_abs_diff_vs_full": (unweighted - full).abs().max().item()},
-        {"scheme": f"nanoGPT: {nanogpt_steps} microbatches, loss/{nanogpt_steps}",
+        {"scheme": "unweighted sum of means", "examples": n_examples, "microbatches": k,
+         "loss_weights": " + ".join("1" for _ in sizes),
+         "grad_norm": unweighted.norm().item(), "max_abs_diff_vs_full": (unweighted - full).abs().max().item()},
+        {"scheme": "nanoGPT, loss / microbatches", "examples": big, "microbatches": nanogpt_steps,
+         "loss_weights": f"1/{nanogpt_steps} each",
          "grad_norm": accumulated.norm().item(), "max_abs_diff_vs_full": (accumulated - big_full).abs().max().item()},
-        {"scheme": f"nanoGPT without the /{nanogpt_steps}", "grad_norm": unscaled.norm().item(),
+        {"scheme": "nanoGPT without the division", "examples": big, "microbatches": nanogpt_steps,
+         "loss_weights": "1 each", "grad_norm": unscaled.norm().item(),
          "max_abs_diff_vs_full": (unscaled - big_full).abs().max().item()}])
     items = [("full_grad_norm", full.norm().item()),
              ("weighted_max_diff", (weighted - full).abs().max().item()),
@@ -149,11 +157,13 @@ def measure_l3(split: list[int], in_features: int, out_features: int, seed: int,
     naive = sum(means) / len(means)
     weighted = sum(c * m for c, m in zip(split, means)) / n
     summed = sum(sums) / (n * out_features)  # every loss element counted once: 7 examples x 2 outputs
-    table = pd.DataFrame([{"reduction": name, "max_abs_diff_vs_single_process": (g - full).abs().max().item(),
+    # reduction names are fixed strings; what each divides by (ranks, examples, loss elements) is a column
+    table = pd.DataFrame([{"reduction": name, "divisor": div,
+                           "max_abs_diff_vs_single_process": (g - full).abs().max().item(),
                            "grad_norm": g.norm().item()}
-                          for name, g in (("average of rank means", naive),
-                                          ("rank means weighted by count", weighted),
-                                          (f"sum of rank sums / ({n}*{out_features})", summed))])
+                          for name, div, g in (("average of rank means", len(split), naive),
+                                               ("rank means weighted by count", n, weighted),
+                                               ("sum of rank sums / loss elements", n * out_features, summed))])
     w_naive, w_counted = example_weights(split, counted=False), example_weights(split, counted=True)
     items = [("naive_max_diff", (naive - full).abs().max().item()),
              ("weighted_max_diff", (weighted - full).abs().max().item()),
