@@ -110,6 +110,8 @@ class Move:
         if (isinstance(value, str) != (kind == object or pd.api.types.is_string_dtype(kind))
                 or kind == bool and not isinstance(value, bool)):
             d[self.column] = d[self.column].astype(object)  # a text into numbers, a number into text
+        elif pd.api.types.is_integer_dtype(kind) and not float(value).is_integer():
+            d[self.column] = d[self.column].astype(float)  # a fraction into whole numbers
         d.loc[mask, self.column] = value
         out[self.table] = d
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, row, sources, truthy
+from ..claims import Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation, row, sources, truthy
 
 MODES = ("plain", "checkpoint_sequential", "checkpoint_every_segment")
 DOC_MODE = "checkpoint_sequential"  # the documents' probe: torch's helper, last segment run plainly
@@ -183,23 +183,41 @@ def fewer_segments_redo_more(t):
 
 
 # ---- L7 -----------------------------------------------------------------------------------------------------
-def _longest(t) -> dict:
-    return {"seq_len": t["L7/sweep"].seq_len.max()}
+def _hooked(t, kind: str) -> pd.DataFrame:
+    d = t["L7/hooks"]
+    return d[d.kind == kind].sort_values("seq_len")
 
 
-# re-pointed to the hook table when it lands
-@relation("L7/sweep", definition=True,
-          edge=Edge(Move("L7/sweep", _longest, "scores_per_layer_bytes",
-                         lambda t: t["L7/sweep"].scores_per_layer_bytes.max()),
-                    Move("L7/sweep", _longest, "scores_per_layer_bytes",
-                         lambda t: t["L7/sweep"].scores_per_layer_bytes.max() + 1)))
+def _exponent(t, kind: str) -> float:
+    """log(bytes at the longer sequence / at the shorter) / log(T ratio), from the hooks alone."""
+    d = _hooked(t, kind)
+    lo, hi = d.iloc[0], d.iloc[-1]
+    return float(np.log(hi.bytes / lo.bytes) / np.log(hi.seq_len / lo.seq_len))
+
+
+sources("L7/hooks", {"kind": "input", "seq_len": "input", "batch": "input", "hidden": "input", "heads": "input",
+                     "tensors": "saved-tensor hook (eager attention)", "bytes": "saved-tensor hook (eager attention)"})
+
+
+@relation("L7/hooks", "L7/sweep",
+          edge=Flip("L7/hooks", lambda t: {"kind": "scores", "seq_len": _hooked(t, "scores").seq_len.max()}, "bytes",
+                    holding=lambda t: _hooked(t, "scores").bytes.max(),
+                    failing=lambda t: _hooked(t, "scores").bytes.max() / 2))
 def scores_grow_quadratically(t):
-    """The shape formulas divided by their own factors: shown, not evidence, until a saved-tensor hook measures
-    the bytes at two sequence lengths."""
-    d = t["L7/sweep"]
-    per_sq = d["scores_per_layer_bytes"] / (d["batch"] * d["seq_len"] ** 2)
-    per_t = d["residual_state_bytes"] / (d["batch"] * d["seq_len"])
-    return judged(f"score bytes / (B T^2): {sorted(set(per_sq))}; residual bytes / (B T): {sorted(set(per_t))}",
-                  flag(d["seq_len"].nunique() > 1, "several sequence lengths"),
-                  flag(per_sq.nunique() == 1, "score bytes quadratic in T"),
-                  flag(per_t.nunique() == 1, "residual bytes linear in T"))
+    """What an eager attention layer saves, counted by saved-tensor hooks at two sequence lengths: the
+    residual-shaped tensors grow like T, the score-shaped (B, H, T, T) ones like T^2; at the shorter length each
+    hooked tensor has the bytes the shape formula gives."""
+    sweep = t["L7/sweep"].set_index("seq_len")
+    res, sc = _hooked(t, "residual"), _hooked(t, "scores")
+    r0, s0 = res.iloc[0], sc.iloc[0]
+    per_res, per_sc = r0.bytes / r0.tensors, s0.bytes / s0.tensors
+    e_res, e_sc = _exponent(t, "residual"), _exponent(t, "scores")
+    return judged(f"hooked bytes from T={int(r0.seq_len)} to T={int(res.seq_len.iloc[-1])}: residual-shaped "
+                  f"{int(r0.bytes)} -> {int(res.bytes.iloc[-1])} (exponent {g(e_res)}), score-shaped {int(s0.bytes)} -> "
+                  f"{int(sc.bytes.iloc[-1])} (exponent {g(e_sc)}); per tensor at T={int(r0.seq_len)}: {g(per_res)} and "
+                  f"{g(per_sc)} bytes, the formula {int(sweep.residual_state_bytes[r0.seq_len])} and "
+                  f"{int(sweep.scores_per_layer_bytes[s0.seq_len])}",
+                  near(e_res, 1.0, 0.1, "residual bytes' growth exponent vs 1", "exponent", 0.02),
+                  near(e_sc, 2.0, 0.1, "score bytes' growth exponent vs 2", "exponent", 0.02),
+                  flag(per_res == sweep.residual_state_bytes[r0.seq_len], "a hooked residual state has the formula's bytes"),
+                  flag(per_sc == sweep.scores_per_layer_bytes[s0.seq_len], "a hooked score matrix has the formula's bytes"))
