@@ -52,6 +52,7 @@ rule all:
         "results/claims.csv",
         "results/claims_summary.csv",
         "results/claims_coverage.csv",
+        "results/run_cost.csv",
         "results/changes.csv",
         "results/claims_changes.csv",
         report_inputs,

@@ -21,6 +21,7 @@ VOLATILE_FILES = [
     "L6/timing/calibration.csv", "L6/timing/runs/*/samples.csv", "L6/timing/samples.csv",
     "L6/timing/per_process.csv", "L6/timing/values.csv",
     "G6/timing.csv",
+    "run_cost.csv",  # the run's own timeline: wall and CPU seconds of every job
 ]
 # Columns named *_volatile, per file: the test fails if one appears or disappears unannounced.
 VOLATILE_COLUMNS = {

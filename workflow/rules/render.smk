@@ -19,6 +19,8 @@ rule render_report:
         model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
     output:
         html=report("report/report.html", caption="../captions/report_html.rst", category="Report"),
+        # what this run cost: every job on a timeline, total job time, the floor, wall / floor (adbench.runcost)
+        run_cost="results/run_cost.csv",
     log:
         LOG("render_report"),
     benchmark:
@@ -39,6 +41,10 @@ rule render_report:
                 families=family_params(),
                 # current rule names: the provenance appendix skips benchmark files of removed rules
                 rules=sorted(r.name for r in workflow.rules),
+                # the timing jobs (they claim every machine share: sized(timing=True)), marked on the run's timeline
+                timing_rules=sorted(
+                    r.name for r in workflow.rules if r.resources.get("machine_share") == MACHINE_SHARES
+                ),
             ),
         ),
     script:

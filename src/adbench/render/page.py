@@ -12,7 +12,7 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
-from .. import cache
+from .. import cache, runcost
 from ..history.changes import moved_rules_text
 from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
@@ -262,11 +262,13 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
                    reduced: bool, rules: list[str], families: list[dict], settings: dict,
                    claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
                    claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
-                   left_out_path: str | None = None, template_dir: str | None = None) -> dict:
+                   left_out_path: str | None = None, template_dir: str | None = None,
+                   timing_rules: list[str] = ()) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else [];
     `claims_path`, `left_out_path`: results/claims.csv and the conclusions the claims table leaves out, each read
-    by its own loader (text cells: document ids such as 000 stay as printed)."""
+    by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules that run
+    alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
     from ..claims.judge import load_judged
     from ..claims.table import load_left_out
     from . import TEMPLATES
@@ -275,9 +277,12 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
     claims = load_judged(claims_path) if claims_path else None  # text cells, as the claims job wrote them
     # before rendering: every registered file against its job's record (adbench.cache), for the banner
     integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
+    jobs, cost = runcost.run_cost(list(timing_rules))
+    svg = runcost.figure(jobs, cost["cores"]).encode() if len(jobs) else b""
+    timeline = {"cost": cost, "figure": "data:image/svg+xml;base64," + base64.b64encode(svg).decode() if svg else ""}
     extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity,
-             "claim_changes": claim_changes_context(claims_changes)}
+             "claim_changes": claim_changes_context(claims_changes), "timeline": timeline}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
                   families=from_dicts(families), config=settings, model=model[0] if model else None,
                   claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage, left_out=left_out)
-    return {"html": html.encode("utf-8")}
+    return {"html": html.encode("utf-8"), "run_cost": runcost.table(jobs, cost)}
