@@ -84,15 +84,33 @@ def test_p1_cross_check_with_numpy_fails_loudly_when_they_disagree():
 
 def test_p2_p3_values_follow_exact_rounding():
     xs = [1e-4, 1e-6, 1e-7, 1e-8]
-    p2 = formats.measure_p2(xs)["casts"]
+    out = formats.measure_p2(xs)
+    p2 = out["casts"][out["casts"].role == "configured"]
+    assert list(p2.grad) == xs
     assert list(p2.fp16) == [round_exact(x, "fp16") for x in xs]
     assert list(p2.subnormal_steps) == [round_exact(x, "fp16") / 2.0 ** -24 for x in xs]
+    assert len(out["values"]) == 2 * len(xs)                         # the probe is a control, not a documented row
     p3 = formats.measure_p3([1e-3, 3e-8], {"lo_exp": -9, "hi_exp": 0, "points": 10})
     err = p3["errors"].fp16_rel_error.tolist()
     assert err == [abs(round_exact(x, "fp16") - x) / x for x in (1e-3, 3e-8)]
     assert (p3["sweep"].bf16_rel_error <= 2.0 ** -8).all()           # half an ulp relative, bf16
     normal = p3["sweep"][p3["sweep"].x >= 2.0 ** -14]
     assert (normal.fp16_rel_error <= 2.0 ** -11).all()               # half an ulp relative, fp16 normals
+
+
+def flush_below_subnormal(x: float, fmt: str) -> float:
+    """Deliberately wrong rule (everything below the smallest subnormal becomes zero): the probe's negative control."""
+    p, emin, _ = FORMATS[fmt]
+    return 0.0 if abs(x) < 2.0 ** (emin - p + 1) else round_exact(x, fmt)
+
+
+def test_p2_probe_between_half_the_subnormal_and_the_subnormal_is_kept():
+    probe = formats.measure_p2([1e-8])["casts"].set_index("role").loc[formats.PROBE]
+    sub = 2.0 ** -24                                                 # the analytic smallest subnormal of fp16
+    assert sub / 2 < probe.grad < sub                                # the value the P2 claim needs
+    assert probe.fp16 == probe.numpy_fp16 == round_exact(probe.grad, "fp16") == sub   # kept: one subnormal step
+    assert flush_below_subnormal(probe.grad, "fp16") == 0.0          # a flush-below-subnormal rule would lose it
+    assert flush_below_subnormal(1e-7, "fp16") == round_exact(1e-7, "fp16")   # ...and agree on every other row
 
 
 def test_p4_static_scale_overflows_exactly_past_the_rounding_threshold():

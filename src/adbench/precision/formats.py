@@ -62,16 +62,22 @@ def measure_p1() -> dict:
             "landmarks": table}
 
 
+# P2/casts `role` of the value cast between half the smallest subnormal and the subnormal itself
+PROBE = "probe: 3/4 of the smallest subnormal"
+
+
 def measure_p2(grads: list[float]) -> dict:
-    """P2: small gradients cast to fp16 (torch) beside numpy's float16."""
+    """P2: small gradients cast to fp16 (torch) beside numpy's float16, and one probe below the smallest
+    subnormal but above half of it: round to nearest keeps it, so zero starts at half a step, not at one."""
+    sub = landmarks(torch.float16)["smallest_subnormal"]
     rows = []
-    for g in grads:
+    for g, role in [(g, "configured") for g in grads] + [(0.75 * sub, PROBE)]:  # 3/4 of 2^-24: exact in binary64
         t, n = cast(g, torch.float16), float(np.float16(g))
         _check_numpy(f"cast {g:g}", t, n)
-        sub = landmarks(torch.float16)["smallest_subnormal"]
-        rows.append({"grad": g, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
-    items = [(f"cast_{r['grad']:.0e}", r["fp16"]) for r in rows]
-    items += [(f"subnormal_steps_{r['grad']:.0e}", r["subnormal_steps"]) for r in rows]  # "two subnormal steps"
+        rows.append({"grad": g, "role": role, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
+    configured = [r for r in rows if r["role"] == "configured"]  # the documented values; the probe is a control
+    items = [(f"cast_{r['grad']:.0e}", r["fp16"]) for r in configured]
+    items += [(f"subnormal_steps_{r['grad']:.0e}", r["subnormal_steps"]) for r in configured]  # "two subnormal steps"
     return {"values": values_table("P2", items), "casts": pd.DataFrame(rows)}
 
 

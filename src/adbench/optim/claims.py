@@ -1,0 +1,242 @@
+"""The O family's conclusions, tested: XOR on the scalar tape (O1), the ill-conditioned quadratic (O2); optimizer
+memory (O3) is in claims_memory.py, imported here.
+
+Each relation reads this family's tables (results/O*/) and returns an Outcome whose checks carry their margins;
+each declares its two boundary controls (`edge`). `sources` says which computation produced each cell. Rows are
+chosen by what they are (the documents' seed, a method's number of settings), never by a name the configuration
+gives them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..claims import (EPS64, Edge, Flip, Move, at_least, flag, g, judged, near, relation, row, same_float, sources,
+                      times_at_least, truthy, ulps_away)
+from . import claims_memory  # noqa: F401  O3's relations, registered on import
+
+# The documents' seed: their O1 rows (initial loss, trajectory, predictions) are reproduced exactly at seed 0.
+SEED = 0
+# The documents' own line between stuck and solved: "above the probe's arbitrary failure threshold of 0.5".
+STUCK = 0.5
+# "far above", "orders of magnitude": at least two, the bound every family uses
+FAR = 100.0
+# "reach the noise floor": the floor to six digits (the documents print four: 0.00009920 for each)
+FLOOR_RTOL = 1e-6
+
+sources("O1/gradcheck", {"param": "input", "tape": "tape", "central_difference": "central difference",
+                         "abs_diff": "tape, central difference"})
+sources("O1/seeds", {"gd_final_loss": "tape gradient descent", "adam_final_loss": "tape Adam",
+                     "gd_stuck": "tape gradient descent", "adam_stuck": "tape Adam"}, by="seed")
+sources("O1/values", {"stuck_count": "tape gradient descent"}, by="quantity")
+# the copies' columns are ulp_<k> for each offset k of optim.o1.ulp_offsets: declare every k it may reasonably hold
+sources("O1/ulp", {"stuck_copies": "numpy gradient descent", "copies": "input",
+                   **{f"ulp_{k:+d}": "numpy gradient descent" for k in range(-64, 65)}}, by="seed")
+sources("O1/linear", {"sse": "least squares", "intercept": "least squares", "slope_x0": "least squares",
+                      "slope_x1": "least squares", "constant (target mean):sse": "target mean",
+                      "constant (target mean):intercept": "target mean"}, by="model")
+sources("O2/spectrum", {"lambda_min": "Hessian spectrum", "lambda_max": "Hessian spectrum",
+                        "condition": "Hessian spectrum", "ceiling": "Hessian spectrum", "noise_floor": "least squares",
+                        "loss_at_zero": "loss at zero"})
+sources("O2/ceiling", {"margin": "input", "lr": "Hessian spectrum", "factor_top": "Hessian spectrum",
+                       "initial_loss": "gradient descent runs", "final_loss": "gradient descent runs",
+                       "diverged": "gradient descent runs"})
+sources("O2/best", {"method": "input", "settings_tried": "input", "finite_runs": "optimizer runs",
+                    "at_noise_floor": "optimizer runs, least squares", "best_final_loss": "optimizer runs",
+                    "best_setting": "optimizer runs", "lr": "optimizer runs", "momentum": "optimizer runs",
+                    "decay": "optimizer runs", "beta1": "optimizer runs", "beta2": "optimizer runs"})
+
+
+# ---- O1 -----------------------------------------------------------------------------------------------
+def _check_rel(d):
+    """|tape - central| / max(|tape|, 1) per parameter, from the two columns themselves."""
+    return (d.tape - d.central_difference).abs() / d.tape.abs().clip(lower=1.0)
+
+
+def _worst_param(t) -> dict:
+    d = t["O1/gradcheck"]
+    return {"param": d.loc[_check_rel(d).idxmax(), "param"]}
+
+
+def _tape_at(t, where: dict) -> float:
+    return float(row(t["O1/gradcheck"], "param", where["param"]).tape)
+
+
+@relation("O1/gradcheck",
+          edge=Flip("O1/gradcheck", _worst_param, "central_difference",
+                    holding=lambda t: _tape_at(t, _worst_param(t)),
+                    failing=lambda t: _tape_at(t, _worst_param(t)) + 1e-6 * max(abs(_tape_at(t, _worst_param(t))), 1)))
+def xor_gradcheck_agrees(t):
+    """Every parameter's tape gradient agrees with its central difference within sqrt(eps) relative: the accuracy
+    of a central difference; a wrong backward rule is off by O(1)."""
+    d = t["O1/gradcheck"]
+    rel = float(_check_rel(d).max())
+    return judged(f"largest |tape - central| / max(|g|, 1) over {len(d)} parameters: {g(rel)}",
+                  times_at_least(math.sqrt(EPS64), rel, 1, "sqrt(eps) over the largest relative difference"))
+
+
+def _seed(t, table: str):
+    return row(t[table], "seed", SEED)
+
+
+def _unnudged(t, seed: int) -> float:
+    """The numpy copy of `seed` with no ulp moved (column ulp_+0, the offset 0 of optim.o1.ulp_offsets)."""
+    u = t["O1/ulp"]
+    if "ulp_+0" not in u:
+        raise KeyError("O1/ulp has no unmoved copy: optim.o1.ulp_offsets without 0")
+    return float(row(u, "seed", seed)["ulp_+0"])
+
+
+@relation("O1/seeds", "O1/ulp", rests_on="rounding",
+          edge=Flip("O1/seeds", {"seed": SEED}, "gd_final_loss", holding=4.0, failing=0.0))
+def xor_seed0_stalls(t):
+    """Seed 0 under gradient descent ends above the documents' stuck threshold, on the tape and in the numpy
+    float64 copy of the same initial state."""
+    tape, numpy = float(_seed(t, "O1/seeds").gd_final_loss), _unnudged(t, SEED)
+    return judged(f"seed {SEED} gradient descent final loss: tape {g(tape)}, numpy float64 {g(numpy)} "
+                  f"(stuck above {STUCK:g})",
+                  at_least(tape, STUCK, "tape final loss over the stuck threshold", "loss", strict=True),
+                  at_least(numpy, STUCK, "numpy final loss over the stuck threshold", "loss", strict=True))
+
+
+def _stuck_count(t) -> int:
+    """The measurement's count of seeds whose tape gradient descent ends above the stuck threshold."""
+    return int(row(t["O1/values"], "quantity", "stuck_count").value)
+
+
+@relation("O1/values", "O1/seeds", "O1/ulp", single=True, rests_on="rounding",
+          edge=Edge(Move("O1/values", {"quantity": "stuck_count"}, "value", lambda t: len(t["O1/seeds"]) // 2 + 1),
+                    Move("O1/values", {"quantity": "stuck_count"}, "value", lambda t: len(t["O1/seeds"]) // 2)))
+def xor_most_seeds_stick(t):
+    """More than half the seeds end above the stuck threshold under gradient descent on the tape."""
+    d, u = t["O1/seeds"], t["O1/ulp"]
+    n = _stuck_count(t)
+    numpy = int((u["ulp_+0"] > STUCK).sum()) if "ulp_+0" in u else "?"
+    return judged(f"{n}/{len(d)} seeds stuck under gradient descent on the tape (the numpy float64 copies of the same "
+                  f"initial states: {numpy}/{len(u)})",
+                  at_least(n, len(d) / 2, "stuck seeds over half the seeds", "seeds", strict=True))
+
+
+def _split(u):
+    return u[(u.stuck_copies > 0) & (u.stuck_copies < u.copies)]
+
+
+@relation("O1/ulp", single=True, rests_on="rounding",
+          edge=Edge(Move("O1/ulp", {"seed": SEED}, "stuck_copies", lambda t: int(_seed(t, "O1/ulp").copies) - 1),
+                    Move("O1/ulp", {"seed": SEED}, "stuck_copies", lambda t: int(_seed(t, "O1/ulp").copies))))
+def xor_sticking_is_fragile(t):
+    """Copies of the documents' seed 0 whose first weight differs by a few ulps end on both sides of the stuck
+    threshold (numpy float64 gradient descent)."""
+    u = t["O1/ulp"]
+    r = _seed(t, "O1/ulp")
+    cols = [c for c in u.columns if c.startswith("ulp_")]
+    span = f"{cols[0].removeprefix('ulp_')}..{cols[-1].removeprefix('ulp_')}"
+    return judged(f"seed {SEED}: {int(r.stuck_copies)} of {int(r.copies)} copies within {span} ulps stuck; seeds split "
+                  f"this way: {_split(u).seed.tolist()}",
+                  flag(0 < r.stuck_copies < r.copies, f"seed {SEED}'s copies end stuck and solved"))
+
+
+@relation("O1/seeds", rests_on="rounding",
+          edge=Flip("O1/seeds", {"seed": SEED}, "adam_final_loss", holding=1e-4, failing=4.0))
+def adam_rescues_seed0(t):
+    """Seed 0, stuck under gradient descent, is solved by Adam (the documents' one setting, lr 0.05)."""
+    r = _seed(t, "O1/seeds")
+    return judged(f"seed {SEED}: gradient descent {g(r.gd_final_loss)}, Adam {g(r.adam_final_loss)} "
+                  f"(stuck above {STUCK:g})",
+                  at_least(r.gd_final_loss, STUCK, "gradient descent final loss over the threshold", "loss",
+                           strict=True),
+                  at_least(STUCK, r.adam_final_loss, "Adam final loss under the threshold", "loss", strict=True))
+
+
+def _affine(t):
+    return row(t["O1/linear"], "model", "affine least squares"), row(t["O1/linear"], "model", "constant (target mean)")
+
+
+@relation("O1/linear", edge=Flip("O1/linear", {"model": "affine least squares"}, "sse",
+                                 holding=lambda t: _affine(t)[1].sse,
+                                 failing=lambda t: ulps_away(_affine(t)[1].sse, -256)))
+def linear_model_cannot_fit_xor(t):
+    """The best affine fit's squared error equals the constant guess's (float64 rounding, 64 ulps) and is not zero."""
+    best, const = _affine(t)
+    return judged(f"best affine squared error {g(best.sse)} (slopes {g(best.slope_x0)}, {g(best.slope_x1)}); "
+                  f"constant guess {g(const.sse)}",
+                  flag(best.sse > 0, "the affine fit leaves an error"),
+                  same_float(best.sse, const.sse, 64, EPS64, "affine error vs the constant's"))
+
+
+# ---- O2 -----------------------------------------------------------------------------------------------
+def _spectrum(t):
+    return t["O2/spectrum"].iloc[0]
+
+
+def _below(t) -> dict:
+    return {"margin": t["O2/ceiling"].margin.min()}
+
+
+@relation("O2/ceiling", edge=Edge(Move("O2/ceiling", _below, "diverged", False),
+                                  Move("O2/ceiling", _below, "diverged", True)))
+def step_ceiling_is_stability_edge(t):
+    """Gradient descent diverges exactly where the spectrum says the top factor |1 - lr lambda_max| exceeds one:
+    just below 2/lambda_max it converges, just above it diverges."""
+    d = t["O2/ceiling"]
+    div = d.diverged.map(truthy)
+    return judged("runs at (1 + m) 2/lambda_max: " + ", ".join(f"m={m:+g}: factor {g(f)}, diverged {v}"
+                                                               for m, f, v in zip(d.margin, d.factor_top, div)),
+                  flag((d.margin < 0).any() and (d.margin > 0).any(), "steps below and above the ceiling"),
+                  flag((div == (d.factor_top > 1)).all(), "diverged exactly where the top factor exceeds one"))
+
+
+@relation("O2/spectrum", definition=True,
+          edge=Flip("O2/spectrum", {}, "ceiling", holding=lambda t: 2 / _spectrum(t).lambda_max,
+                    failing=lambda t: ulps_away(2 / _spectrum(t).lambda_max, 256)))
+def ceiling_and_condition_from_spectrum(t):
+    """condition = lambda_max / lambda_min and ceiling = 2 / lambda_max, from the same two eigenvalues."""
+    s = _spectrum(t)
+    return judged(f"condition {g(s.condition)} = {g(s.lambda_max)}/{g(s.lambda_min)}; ceiling {g(s.ceiling)}",
+                  same_float(s.condition, s.lambda_max / s.lambda_min, 64, EPS64, "condition vs the ratio"),
+                  same_float(s.ceiling, 2 / s.lambda_max, 64, EPS64, "ceiling vs 2 / lambda_max"))
+
+
+SETTINGS = ("method", "settings_tried", "finite_runs", "at_noise_floor", "best_final_loss", "best_setting")
+
+
+def _methods(t):
+    """(plain, stateful) rows of O2/best: plain gradient descent is tuned over its step alone; momentum, RMSprop
+    and Adam carry state and a second setting (its column is filled)."""
+    d = t["O2/best"]
+    n = d[[c for c in d.columns if c not in SETTINGS]].notna().sum(axis=1)
+    return d[n == 1], d[n > 1]
+
+
+def _floor(t) -> float:
+    return float(_spectrum(t).noise_floor)
+
+
+def _worst_stateful(t) -> dict:
+    s = _methods(t)[1]
+    return {"method": s.loc[(s.best_final_loss / _floor(t) - 1).abs().idxmax(), "method"]}
+
+
+@relation("O2/best", "O2/spectrum",
+          edge=Flip("O2/best", _worst_stateful, "best_final_loss", holding=_floor,
+                    failing=lambda t: _floor(t) * (1 + 10 * FLOOR_RTOL)))
+def tuned_optimizers_reach_floor(t):
+    """Each stateful optimizer's best run ends at the least-squares noise floor, within FLOOR_RTOL relative."""
+    s, floor = _methods(t)[1], _floor(t)
+    return judged(f"noise floor {floor:.10g}; best: " + ", ".join(f"{m} {v:.10g}" for m, v in
+                                                                  zip(s.method, s.best_final_loss)),
+                  flag(len(s) >= 3, "momentum, RMSprop and Adam: three stateful methods"),
+                  *[near(v / floor, 1.0, FLOOR_RTOL, f"{m}: best over the floor", "relative", FLOOR_RTOL / 10)
+                    for m, v in zip(s.method, s.best_final_loss)])
+
+
+@relation("O2/best", "O2/spectrum",
+          edge=Flip("O2/best", lambda t: {"method": _methods(t)[0].method.iloc[0]}, "best_final_loss",
+                    holding=lambda t: 10 * FAR * _floor(t), failing=_floor, log=True))
+def gradient_descent_falls_short(t):
+    """Plain gradient descent's best setting ends at least a hundred times above the noise floor."""
+    p, floor = _methods(t)[0], _floor(t)
+    gd = float(p.best_final_loss.iloc[0]) if len(p) == 1 else math.nan
+    return judged(f"best gradient descent loss {g(gd)} vs noise floor {g(floor)} (x{g(gd / floor)})",
+                  flag(len(p) == 1, "one plain gradient descent"),
+                  times_at_least(gd, floor, FAR, f"best gradient descent over the floor, at least x{FAR:g}"))
