@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..claims import Edge, Move, flag, judged, relation, row, sources
+from ..claims import Edge, Move, flag, g, judged, relation, row, sources
 
 sources("O3/arrangements", {"arrangement": "input", "collection": "input", "dtype": "input",
                             "bytes_per_param": "dtype sizes", "bytes": "dtype sizes, parameter count",
@@ -46,22 +46,53 @@ def _total_of(t, arrangement: str) -> float:
     return float(d[(d.arrangement == arrangement) & (d.collection == "total")].bytes_per_param.iloc[0])
 
 
-# re-pointed to the AdamW state table when it lands
-@relation("O3/arrangements", definition=True,
-          edge=Edge(Move("O3/arrangements", lambda t: {"arrangement": _all_fp32_four(t)[0], "collection": "total"},
-                         "bytes_per_param", 16),
-                    Move("O3/arrangements", lambda t: {"arrangement": _all_fp32_four(t)[0], "collection": "total"},
-                         "bytes_per_param", 17)))
+sources("O3/adam_bytes", {c: "torch.optim.AdamW (its real tensors)" for c in
+                         ("optimizer", "state_entries", "param_bytes", "grad_bytes", "moment_tensors", "moment_bytes",
+                          "bookkeeping_bytes", "total_bytes_per_param")} | {"param_elements": "the model"}, by="phase")
+
+
+def _adam(t, phase: str):
+    return row(t["O3/adam_bytes"], "phase", phase)
+
+
+def _measured_per_param(r) -> float:
+    """Parameters, gradients and moments of a real AdamW, in bytes per parameter element (step counters apart)."""
+    return float((r.param_bytes + r.grad_bytes + r.moment_bytes) / r.param_elements)
+
+
+@relation("O3/adam_bytes", "O3/arrangements",
+          edge=Edge(Move("O3/adam_bytes", {"phase": "after_step"}, "moment_bytes", lambda t: _adam(t, "after_step").moment_bytes),
+                    Move("O3/adam_bytes", {"phase": "after_step"}, "moment_bytes",
+                         lambda t: _adam(t, "after_step").moment_bytes + 1)))
 def optimizer_bytes_per_parameter(t):
-    """Four fp32 collections are 16 bytes per parameter; one fp16 collection made fp32 adds 2: the dtype sizes
-    declared in config.yaml, summed (no optimizer's state is measured here)."""
+    """A real fp32 AdamW step holds parameters, gradients and its two moments: the bytes of those tensors per
+    parameter equal the four fp32 collections the documents add up (16 per parameter)."""
+    after, four = _adam(t, "after_step"), _all_fp32_four(t)
+    measured = _measured_per_param(after)
+    declared = [_total_of(t, a) for a in four]
+    return judged(f"AdamW after one step: {g(measured)} bytes per parameter element ({int(after.moment_tensors)} moment "
+                  f"tensors, {int(after.moment_bytes):,} bytes for {int(after.param_elements):,} elements); the four "
+                  f"fp32 collections declared: {', '.join(g(d) for d in declared)}",
+                  flag(len(four) > 0, "an all-fp32 four-collection arrangement"),
+                  flag(all(measured == d for d in declared), "measured bytes per parameter equal the declared total"),
+                  flag(after.moment_tensors == 2 * after.state_entries and after.moment_tensors > 0,
+                       "two moments per parameter tensor"))
+
+
+@relation("O3/arrangements", definition=True,
+          edge=Edge(Move("O3/arrangements", lambda t: {"arrangement": _fp16_to_fp32_pairs(t)[0][1], "collection": "total"},
+                         "bytes_per_param", lambda t: _total_of(t, _fp16_to_fp32_pairs(t)[0][0]) + 2),
+                    Move("O3/arrangements", lambda t: {"arrangement": _fp16_to_fp32_pairs(t)[0][1], "collection": "total"},
+                         "bytes_per_param", lambda t: _total_of(t, _fp16_to_fp32_pairs(t)[0][0]) + 3)))
+def fp32_gradients_add_two_bytes(t):
+    """Mixed precision's fp32 gradients instead of fp16 ones: 2 bytes more per parameter, the dtype sizes declared
+    in config.yaml summed (arithmetic; no mixed-precision optimizer state is measured here)."""
     d = t["O3/arrangements"]
     parts = d[d.collection != "total"].groupby("arrangement").bytes_per_param.sum()
-    four, pairs = _all_fp32_four(t), _fp16_to_fp32_pairs(t)
-    return judged(f"all-fp32 four-collection totals {[_total_of(t, a) for a in four]}; fp16 -> fp32 one collection: "
-                  + ", ".join(f"{a} {_total_of(t, a):g} -> {b} {_total_of(t, b):g}" for a, b in pairs),
+    pairs = _fp16_to_fp32_pairs(t)
+    return judged("fp16 -> fp32 in one collection: " + ", ".join(f"{a} {_total_of(t, a):g} -> {b} {_total_of(t, b):g}"
+                                                                  for a, b in pairs),
                   flag(all(parts[a] == _total_of(t, a) for a in parts.index), "each total is its collections' sum"),
-                  flag(len(four) > 0 and all(_total_of(t, a) == 16 for a in four), "four fp32 collections: 16 bytes"),
                   flag(len(pairs) > 0 and all(_total_of(t, b) - _total_of(t, a) == 2 for a, b in pairs),
                        "fp32 instead of fp16 in one collection: 2 bytes more"))
 
