@@ -114,7 +114,7 @@ def adamw_scaled_loss_step_up_to_eps(t):
                            "difference minus the eps term: decades below sqrt(eps) of the step", "decades", 1.0),
                   at_most(a.diff_over_step, UNCHANGED, f"AdamW's step change, at most {UNCHANGED:g} of the step",
                           "of the step", 0.02),
-                  near(s.diff_over_step, s.scale - 1, 1e-9 * (s.scale - 1), "SGD's step change vs scale - 1", "",
+                  near(s.diff_over_step, s.scale - 1, 1e-9 * (s.scale - 1), "SGD's step change vs scale - 1", "of the step",
                        2.5e-10 * (s.scale - 1)))
 
 

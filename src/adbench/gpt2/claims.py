@@ -83,8 +83,8 @@ def gradient_reaches_every_state_proxy(t):
 
 
 def _not_monotonic(d, band: float, what: str):
-    """A rise and a fall with depth, each measured as the largest step in decades (a single rise of the
-    norm with depth is what "not monotonic" needs beside the falls)."""
+    """Not monotonic: some step with depth rises and some falls; each check's margin is the largest such step,
+    in decades (log10 of the ratio of neighbouring norms)."""
     v = _state_norms(d)
     ok = len(v) > 2 and bool(np.all(v > 0))
     steps = np.diff(np.log10(v)) if ok else np.array([0.0])
@@ -133,13 +133,13 @@ def _sampled(d) -> list[int]:
 
 def _value_largest(d, layers: list[int], band: float, what: str):
     rows = d.set_index("layer").loc[layers]
-    checks = [times_over(r.v, max(r.q, r.k), f"layer {i}: value slice over the larger of query and key", band)
+    checks = [_times_over(r.v, max(r.q, r.k), f"layer {i}: value slice over the larger of query and key", band)
               for i, r in rows.iterrows()]
     return judged(f"{what}: " + "; ".join(f"layer {i}: q {g(r.q)}, k {g(r.k)}, v {g(r.v)}" for i, r in rows.iterrows()),
                   flag(len(rows) > 0, "layers to compare"), *checks)
 
 
-def times_over(big: float, small: float, what: str, band: float):
+def _times_over(big: float, small: float, what: str, band: float):
     """big > small, the margin in decades (log10 of their ratio)."""
     return at_least(math.log10(big / small) if big > 0 and small > 0 else -math.inf, 0, what, "decades", band,
                     strict=True)

@@ -124,11 +124,12 @@ CUT = 0.4  # the documents: 6.5 -> 2.0 GB, 31 % of plain; "cut" at their strengt
 
 def _kept_share(t, a: str) -> float:
     big = _big(t)
-    return -_saved(t, a, True, big).unique_storage_bytes / _saved(t, a, False, big).unique_storage_bytes
+    return _saved(t, a, True, big).unique_storage_bytes / _saved(t, a, False, big).unique_storage_bytes
 
 
 def _ckpt_row(t) -> dict:
-    return _row(_tightest(t, _kept_share), True, _big(t))
+    """The checkpointed batch row of the architecture that keeps the largest share (the tightest, at most)."""
+    return _row(_tightest(t, lambda t2, a: -_kept_share(t2, a)), True, _big(t))
 
 
 def _plain_big(t) -> float:

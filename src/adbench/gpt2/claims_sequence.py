@@ -136,8 +136,9 @@ def clipping_shortens_never_turns(t):
                   f"1 - cosine = {g(turned)}",
                   at_least(r.total_norm / r.max_norm, 1, "unclipped total over the limit (clipping acts)", "x limit",
                            0.1, strict=True),
-                  near(r.clipped_norm, r.max_norm, slack, "clipped length vs the limit", "", slack / 4),
-                  at_most(turned, EPS32, "1 - cosine(clipped, unclipped), at most float32 eps", "", EPS32 / 4))
+                  near(r.clipped_norm, r.max_norm, slack, "clipped length vs the limit", "gradient norm", slack / 4),
+                  at_most(turned, EPS32, "1 - cosine(clipped, unclipped), at most float32 eps", "1 - cosine",
+                          EPS32 / 4))
 
 
 NEARLY_ALL, SMALL = 0.9, 0.1  # "nearly all" of the squared norm; a "small" input side: a tenth of the table's
