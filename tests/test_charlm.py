@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from adbench.charlm import checks, evaluate, train
 from adbench.charlm.evaluate import measure_eval
+from adbench.charlm.proxy import measure_proxy, one_target_grads, surprise_stats
 from adbench.charlm.summary import measure_summary, surprise
 from adbench.charlm.train import measure_train
 from adbench.charlm.model import CharGPT, GPTConfig
@@ -82,11 +83,11 @@ def test_zero_grad_clears_and_no_zero_grad_accumulates():
             torch.testing.assert_close(p.grad, factor * g, rtol=1e-10, atol=1e-12)
 
 
-def test_loss_x40_scales_gradient_but_not_the_adamw_step():
+def test_scaled_loss_scales_gradient_but_not_the_adamw_step():
     x, y = batch()
     ref = oracle_grads(tiny_model(), x, y, scale=40.0)
     ma, mb = tiny_model(), tiny_model()
-    la, _ = step(ma, "loss_x40", x, y, lr=1e-2)
+    la, _ = step(ma, "loss_scaled", x, y, lr=1e-2)
     lb, _ = step(mb, "correct", x, y, lr=1e-2)
     assert la == pytest.approx(lb, rel=1e-12)  # the logged loss is the unscaled one
     for p, g in zip(ma.parameters(), ref):
@@ -116,7 +117,7 @@ def _flat_grad(grads) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in grads])
 
 
-def test_checks_sgd_loss_x40_is_40x_lr_step_for_step():
+def test_checks_sgd_scaled_loss_is_scaled_lr_step_for_step():
     m = tiny_model()
     gen = torch.Generator().manual_seed(1)
     batches = [train.get_batch(train.encode(TEXT, VOCAB), 4, 8, True, gen) for _ in range(3)]
@@ -179,7 +180,7 @@ def test_detached_positions_get_no_gradient():
 def test_grad_norms_are_logged_before_clipping():
     x, y = batch()
     m = tiny_model()
-    _, norms = step(m, "loss_x40", x, y, clip=1.0)  # 40x loss: the total is far above the limit
+    _, norms = step(m, "loss_scaled", x, y, clip=1.0)  # 40x loss: the total is far above the limit
     ref = math.sqrt(sum(float(g.pow(2).sum()) for g in oracle_grads(tiny_model(), x, y, 40.0) if g is not None))
     assert norms["total"] == pytest.approx(ref, rel=1e-9) and norms["total"] > 1.0
     after = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in m.parameters()))
@@ -257,12 +258,17 @@ def test_job_functions_end_to_end():
         assert list(out["curve"]["step"]) == list(range(1, 41))
         assert sorted(out["grad_norms"]["step"].unique()) == [1, 10, 20, 30, 40]
     ev = measure_eval(list(weights.values()), list(weights), TEXT, TEXT[:800], TEXT[800:])
-    assert set(ev["heldout"]["variant"]) == set(train.VARIANTS) and len(ev["surprise_extremes"]) == 16
+    assert set(ev["heldout"]["variant"]) == set(train.VARIANTS)
+    pr = measure_proxy(weights["correct"], TEXT, TEXT[800:])
+    assert len(pr["surprise_extremes"]) == 16 and pr["surprise"].mean_nats[0] == pytest.approx(
+        ev["heldout"].set_index("variant").heldout_loss["correct"], rel=1e-12)  # the same scoring path
     assert t_clip(runs) == {"no_zero_grad_clipped": 1.0, **{v: 0.0 for v in train.VARIANTS if v != "no_zero_grad_clipped"}}
     ckpt = torch.load(io.BytesIO(weights["correct"]), weights_only=True)
     assert ckpt["vocab"] == VOCAB and ckpt["config"]["n_layer"] == 4
-    summ = measure_summary(ev["heldout"], ev["baselines"], curves, norms, runs, 5, 10, [1.0, 0.01])
+    summ = measure_summary(ev["heldout"], ev["baselines"], curves, norms, runs, 5, 10, [1.0, 0.01], loss_scale=7.0)
     t = summ["summary"].set_index("variant")
+    # the factor is the configured one, written as data: the variant's name does not state it
+    assert t.loc["loss_scaled", "loss_scale"] == 7.0 and set(t.loss_scale.drop("loss_scaled")) == {1.0}
     assert t.loc["detached_positions", "position_grad_max"] == 0.0 < t.loc["correct", "position_grad_min"]
     vals = summ["values"].set_index("quantity")["value"]
     doc = pd.read_csv(ROOT / "src/adbench/data/documented.csv")
@@ -295,7 +301,7 @@ def test_in_place_clipping_bounds_the_piled_up_gradient():
     x, y = batch()
     g = math.sqrt(sum(float(t.pow(2).sum()) for t in oracle_grads(tiny_model(), x, y, 40.0) if t is not None))
     for clip, expected in ((0.0, 3 * g), (1.0, 1.0)):
-        # loss x40 makes every gradient exceed the limit; lr 0 keeps the weights (and g) fixed
+        # loss x 40 makes every gradient exceed the limit; lr 0 keeps the weights (and g) fixed
         sw = {**train.switches("no_zero_grad"), "scale_loss": True}
         m2 = tiny_model()
         opt = torch.optim.AdamW(m2.parameters(), lr=0.0, weight_decay=0.0)
@@ -312,3 +318,51 @@ def test_c1_surprise_is_cross_entropy():
         assert surprise(p) == pytest.approx(ce, abs=1e-15)
     assert surprise(1.0) == 0.0 and math.copysign(1, surprise(1.0)) == 1.0
     assert round(surprise(0.01), 1) == 4.6 and round(surprise(0.02), 1) != 4.6   # negative control
+
+
+def test_proxy_surprise_stats_and_uniform_guess():
+    s = torch.arange(1.0, 21.0, dtype=torch.float64).numpy()  # 20 surprises 1..20: the worst tenth is {20, 19}
+    stats, ex = surprise_stats(s, "x" * 21, 5, 2, 2)
+    r = stats.iloc[0]
+    assert r.worst_tenth_share == pytest.approx(39 / 210, rel=1e-15) and r.median_nats == 10.5
+    assert r.vocab_size == 5 and r.uniform_nats == pytest.approx(math.log(5), rel=1e-15)
+    assert list(ex.surprise_nats) == [20, 19, 1, 2]
+
+
+def _manual_forward(m: CharGPT, x: torch.Tensor, x0: torch.Tensor | None = None):
+    """The model's forward written out from its parts, starting from a leaf block input x0 (oracle)."""
+    if x0 is None:
+        x0 = (m.wte(x) + m.wpe(torch.arange(x.shape[1]))).detach().requires_grad_(True)
+    h = x0
+    for b in m.blocks:
+        h = b(h)
+    return x0, m.ln_f(h) @ m.wte.weight.T
+
+
+def test_proxy_one_target_gradients_match_an_oracle():
+    m = tiny_model().float()
+    ids = train.encode(TEXT[:9], VOCAB)  # 8 characters of context and the one that follows
+    states, qkv, nll = one_target_grads(m, ids)
+    assert list(states.state) == list(range(5)) and states["after"].iloc[-1] == "block 3, final norm"
+    x, target = ids[None, :-1], int(ids[-1])
+    # state 0 by autograd.grad through a hand-written forward from a leaf input
+    x0, logits = _manual_forward(copy.deepcopy(m), x)
+    loss = -torch.log_softmax(logits[0, -1].double(), -1)[target]
+    assert float(loss) == pytest.approx(nll, rel=1e-6)
+    (g0,) = torch.autograd.grad(loss, [x0])
+    assert states.grad_norm_last_token[0] == pytest.approx(float(g0[0, -1].double().norm()), rel=1e-5)
+    # the last state (after the final norm): the tied head's closed form, (softmax - one-hot) @ token table
+    p = torch.softmax(logits[0, -1].double(), -1).detach()
+    p[target] -= 1
+    closed = p @ m.wte.weight.double()
+    assert states.grad_norm_last_token.iloc[-1] == pytest.approx(float(closed.norm()), rel=1e-5)
+    # q | k | v: the rows of each qkv weight gradient, by autograd.grad on a copy
+    c = copy.deepcopy(m)
+    _, logits = _manual_forward(c, x, (c.wte(x) + c.wpe(torch.arange(8))))
+    loss = -torch.log_softmax(logits[0, -1].double(), -1)[target]
+    grads = torch.autograd.grad(loss, [b.attn.qkv.weight for b in c.blocks])
+    for i, gi in enumerate(grads):
+        q, k, v = gi.double().split(16, dim=0)
+        row = qkv.set_index("layer").loc[i]
+        assert (row.q, row.k, row.v) == pytest.approx((float(q.norm()), float(k.norm()), float(v.norm())), rel=1e-5)
+    assert len({round(qkv.q[0], 6), round(qkv.k[0], 6), round(qkv.v[0], 6)}) == 3  # three different blocks

@@ -68,9 +68,9 @@ def test_a_deleted_file_plans_its_producer_and_what_depends_on_it(cached):
     jobs = planned_jobs(out)
     jobs.pop("all", None)
     assert jobs.pop("charlm_train") == 1 and "variant=correct" in out  # that variant only, not all five
-    # what reads its outputs: the summary (curves), the evaluation and the optimiser checks (weights),
-    # the figures, the report
-    assert set(jobs) == {"charlm_eval", "charlm_checks", "charlm_summary", "charlm_plot"} | REPORT_JOBS, jobs
+    # what reads its outputs: the summary (curves), the evaluation, the proxy probes and the optimiser checks
+    # (weights), the figures, the report
+    assert set(jobs) == {"charlm_eval", "charlm_proxy", "charlm_checks", "charlm_summary", "charlm_plot"} | REPORT_JOBS, jobs
 
 
 def _started(logs: list[Path]) -> Path | None:

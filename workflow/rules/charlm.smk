@@ -51,8 +51,6 @@ rule charlm_eval:
     output:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
-        surprise="results/C1/surprise.csv",
-        surprise_extremes="results/C1/surprise_extremes.csv",
         meta="results/C1/eval.meta.json",
     log:
         LOG("charlm_eval"),
@@ -64,11 +62,39 @@ rule charlm_eval:
     resources:
         **sized(),
     params:
+        **job("adbench.charlm.evaluate:measure_eval", threads=1, args=dict(variants=C1_VARIANTS)),
+    script:
+        SCRIPT("measure")
+
+
+# The trained correct model as a stand-in for the GPT-2 probes that need trained weights (proxy claims of
+# G2, G3, G5): its per-character surprise on the held-out text, and one held-out target's backward pass
+# (residual-state gradient norms, the q/k/v split of each attention projection's gradient).
+rule charlm_proxy:
+    input:
+        weights="results/C1/weights/correct.pt",
+        corpus_text=rules.corpus.output.corpus,
+        heldout_text=rules.corpus.output.heldout,
+    output:
+        surprise="results/C1/surprise.csv",
+        surprise_extremes="results/C1/surprise_extremes.csv",
+        states="results/C1/states.csv",
+        qkv="results/C1/qkv.csv",
+        meta="results/C1/proxy.meta.json",
+    log:
+        LOG("charlm_proxy"),
+    benchmark:
+        BENCH("charlm_proxy")
+    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    conda:
+        ENV
+    resources:
+        **sized(),
+    params:
         **job(
-            "adbench.charlm.evaluate:measure_eval",
+            "adbench.charlm.proxy:measure_proxy",
             threads=1,
             args=dict(
-                variants=C1_VARIANTS,
                 surprise_context=config["charlm"]["surprise_context"],
                 surprise_extremes=config["charlm"]["surprise_extremes"],
             ),
@@ -77,7 +103,7 @@ rule charlm_eval:
         SCRIPT("measure")
 
 
-# Loss x40 under plain SGD and one AdamW step (C1 model, float64, its first batches), and how far each
+# The scaled loss (x charlm.train.loss_scale) under plain SGD and one AdamW step (C1 model, float64, its first batches), and how far each
 # run's weights moved from the shared initial state (rebuilt from the seed): no training numbers change.
 rule charlm_checks:
     input:
@@ -152,6 +178,7 @@ rule charlm_summary:
                 final_window=config["charlm"]["final_window"],
                 early_step=config["charlm"]["early_step"],
                 surprise_probabilities=config["charlm"]["surprise_probabilities"],
+                loss_scale=config["charlm"]["train"]["loss_scale"],
             ),
         ),
     script:
@@ -196,6 +223,7 @@ register(
     "charlm",
     rules.corpus.output,
     rules.charlm_eval.output,
+    rules.charlm_proxy.output,
     rules.charlm_checks.output,
     rules.charlm_summary.output,
     rules.charlm_plot.output,

@@ -1,5 +1,5 @@
-"""C1 checks outside the five training runs: what the loss x40 bug does under plain SGD and one AdamW
-step, and how far each run's weights moved from their shared initial state.
+"""C1 checks outside the five training runs: what the scaled-loss bug (loss x charlm.train.loss_scale) does
+under plain SGD and one AdamW step, and how far each run's weights moved from their shared initial state.
 
 The loss-scale runs use the C1 model at the configured size and its first batches (same seed), in
 float64: the claims are algebraic identities, and float64 keeps rounding far below any real mismatch.

@@ -72,42 +72,20 @@ def unigram_loss(train_text: str, heldout_text: str, vocab: str) -> float:
     return -sum(math.log((counts[c] + 1) / total) for c in heldout_text[1:]) / (len(heldout_text) - 1)
 
 
-def surprise_stats(s: np.ndarray, text: str, context: int, n_extremes: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Mean/median/worst-tenth share of per-character surprise, and the extreme characters in context."""
-    worst = np.sort(s)[::-1][: max(1, len(s) // 10)]
-    stats = pd.DataFrame([{"characters": len(s), "mean_nats": s.mean(), "median_nats": float(np.median(s)),
-                           "perplexity": float(np.exp(s.mean())),
-                           "worst_tenth_share": worst.sum() / s.sum()}])
-    order = np.argsort(s, kind="stable")  # s[i] scores text[i + 1]
-    rows = []
-    for kind, picks in (("most", order[::-1][:n_extremes]), ("least", order[:n_extremes])):
-        for rank, i in enumerate(picks, 1):
-            pos = int(i) + 1
-            rows.append({"kind": kind, "rank": rank, "position": pos, "character": repr(text[pos]),
-                         "surprise_nats": float(s[i]), "context": repr(text[max(0, pos - context):pos])})
-    return stats, pd.DataFrame(rows)
-
-
-def measure_eval(weights: list[bytes], variants: list[str], corpus_text: str, train_text: str, heldout_text: str,
-                 surprise_context: int = 24, surprise_extremes: int = 8) -> dict:
-    """Held-out loss of every variant, both baselines, and the correct model's per-character surprise.
-    `weights[i]` is the trained state of `variants[i]` (the rule lists both in the same order)."""
+def measure_eval(weights: list[bytes], variants: list[str], corpus_text: str, train_text: str,
+                 heldout_text: str) -> dict:
+    """Held-out loss of every variant and both baselines. `weights[i]` is the trained state of `variants[i]`
+    (the rule lists both in the same order). The correct run's per-character surprise is charlm.proxy's."""
     if len(weights) != len(variants):
         raise ValueError(f"{len(weights)} weight files for {len(variants)} variants {variants}")
     vocab = charset(corpus_text)
-    rows, surprise = [], None
+    rows = []
     for variant, blob in zip(variants, weights):
         s = per_char_surprise(load_model(blob, corpus_text), heldout_text, vocab)
         rows.append({"variant": variant, "heldout_loss": s.mean(), "characters": len(s)})
         log.info("%s held-out loss %.4f over %d characters", variant, s.mean(), len(s))
-        if variant == "correct":
-            surprise = s
     baselines = pd.DataFrame([
         {"baseline": "uniform", "heldout_loss": uniform_loss(corpus_text), "characters": len(vocab)},
         {"baseline": "unigram", "heldout_loss": unigram_loss(train_text, heldout_text, vocab),
          "characters": len(heldout_text) - 1}])
-    out = {"heldout": pd.DataFrame(rows), "baselines": baselines}
-    if surprise is not None:
-        out["surprise"], out["surprise_extremes"] = surprise_stats(
-            surprise, heldout_text, surprise_context, surprise_extremes)
-    return out
+    return {"heldout": pd.DataFrame(rows), "baselines": baselines}

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from ..tables import values_table
+from .variants import switches
 
 
 def dashboard(final: float, correct: float, uniform: float) -> str:
@@ -28,9 +29,10 @@ def surprise(p: float) -> float:
 
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list[pd.DataFrame],
                     grad_norms: list[pd.DataFrame], runs: list[pd.DataFrame], final_window: int, early_step: int,
-                    surprise_probabilities: list[float]) -> dict:
-    """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view).
-    `curves`, `grad_norms` and `runs`: one frame per variant (one training job each)."""
+                    surprise_probabilities: list[float], loss_scale: float) -> dict:
+    """The C1 values rows and the variant table (final training loss, held-out loss, dashboard view, and the
+    factor each run multiplied its loss by: `loss_scale`, charlm.train.loss_scale, for the run whose switch
+    scales it). `curves`, `grad_norms` and `runs`: one frame per variant (one training job each)."""
     curves, grad_norms, runs = (pd.concat(frames, ignore_index=True) for frames in (curves, grad_norms, runs))
     curves = curves.sort_values(["variant", "step"], kind="stable")
     held = heldout.set_index("variant")["heldout_loss"]
@@ -40,6 +42,7 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list
     table = pd.DataFrame([{"variant": v, "final_train_loss": final[v], "heldout_loss": held[v],
                            "heldout_vs_correct_pct": 100 * (held[v] / held["correct"] - 1),
                            "position_grad_min": pos.min()[v], "position_grad_max": pos.max()[v],
+                           "loss_scale": loss_scale if switches(v)["scale_loss"] else 1.0,
                            "loss_only_dashboard": "reference run" if v == "correct"
                            else dashboard(final[v], final["correct"], base["uniform"])}
                           for v in held.index])
@@ -53,7 +56,7 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list
              ("charset_size", int(baselines.set_index("baseline").loc["uniform", "characters"])),
              ("unshifted_final_train_loss", final["unshifted_targets"]),
              ("unshifted_heldout_loss", held["unshifted_targets"]),
-             ("loss_x40_heldout_loss", held["loss_x40"]),
+             ("loss_scaled_heldout_loss", held["loss_scaled"]),
              ("detached_positions_heldout_loss", held["detached_positions"]),
              ("detached_vs_correct_pct", 100 * (held["detached_positions"] / held["correct"] - 1)),
              ("uniform_loss", base["uniform"]),

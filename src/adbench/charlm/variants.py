@@ -5,14 +5,15 @@ Torch-free on purpose: workflow/rules/charlm.smk imports VARIANTS at parse time 
 
 from __future__ import annotations
 
-# Each variant is the correct loop with one switch flipped (loss_scale comes from config).
+# Each variant is the correct loop with one switch flipped. Names are fixed strings: loss_scaled multiplies the
+# loss by charlm.train.loss_scale (config), so its name never states the factor (summary.csv's loss_scale does).
 # The control repeats no_zero_grad with clipping at `control_clip`: clip_grad_norm_ rescales
 # the piled-up .grad in place every step, which turns the pile into a decaying sum.
 VARIANTS = {
     "correct": {},
     "no_zero_grad": {"zero_grad": False},
     "unshifted_targets": {"shift_targets": False},
-    "loss_x40": {"scale_loss": True},
+    "loss_scaled": {"scale_loss": True},
     "detached_positions": {"detach_positions": True},
     "no_zero_grad_clipped": {"zero_grad": False, "clipped": True},
 }

@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import COLORS, new_figure, svg_bytes
 
-ORDER = ["correct", "no_zero_grad", "unshifted_targets", "loss_x40", "detached_positions",
+ORDER = ["correct", "no_zero_grad", "unshifted_targets", "loss_scaled", "detached_positions",
          "no_zero_grad_clipped"]
 
 
@@ -22,7 +22,7 @@ def plot_curves(curves: pd.DataFrame) -> bytes:
         c = curves[curves.variant == v].sort_values("step")
         smooth = c["train_loss"].rolling(10, min_periods=1).mean()  # single batches are noisy
         ax.plot(c["step"], smooth, color=COLORS[i], lw=1.4, label=v,
-                ls="--" if v == "loss_x40" else "-")
+                ls="--" if v == "loss_scaled" else "-")
     ax.set_yscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("training loss, nats (10-step mean)")
