@@ -225,5 +225,4 @@ def load_all() -> dict[str, Relation]:
         name = f"adbench.{info.name}.claims"
         if info.ispkg and info.name != "claims" and importlib.util.find_spec(name) is not None:
             importlib.import_module(name)
-    from . import relations  # noqa: F401  transitional: the families not yet moved to their claims.py
     return RELATIONS
