@@ -19,7 +19,7 @@ import torch
 from adbench.verdicts.verdict import compare
 from adbench.depth import chains, stacks
 from adbench.verdicts.documented import load
-from adbench.render import TEMPLATES
+from adbench.render import PACKAGE, TEMPLATES
 from adbench.render.page import render
 from adbench.scalar.tape import Tape, Value
 
@@ -155,15 +155,16 @@ class _Collect(HTMLParser):
 
 
 def render_depth_section(tmp_path: Path, d2: dict) -> str:
-    """Render sections/depth.html.j2 alone through the project's renderer."""
-    (tmp_path / "sections").mkdir()
-    (tmp_path / "static").mkdir()
-    shutil.copy(TEMPLATES / "macros.html.j2", tmp_path)
-    shutil.copy(TEMPLATES / "sections/depth.html.j2", tmp_path / "sections")
-    shutil.copy(TEMPLATES / "static/depth_explorer.js.j2", tmp_path / "static")
-    (tmp_path / "report.html.j2").write_text('{% import "macros.html.j2" as m %}<!DOCTYPE html><html><head>'
-                                             '<meta charset="utf-8"></head><body>'
-                                             '{% include "sections/depth.html.j2" %}</body></html>')
+    """Render the depth family's section (depth/section.html.j2) alone through the project's renderer: a copy of
+    the package layout, core templates in render/templates, the family's files in depth/."""
+    core, family = tmp_path / "render" / "templates", tmp_path / "depth"
+    core.mkdir(parents=True)
+    shutil.copytree(PACKAGE / "depth", family, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copy(TEMPLATES / "macros.html.j2", core)
+    (core / "report.html.j2").write_text('{% import "macros.html.j2" as m %}<!DOCTYPE html><html><head>'
+                                         '<meta charset="utf-8"></head><body>'
+                                         '{% include "depth/section.html.j2" %}</body></html>')
+    tmp_path = core
     doc = load()
     cmp = compare(doc[doc.id == "D2"], d2["values"])
     tables = {"D2/grid": pd.read_csv(io.StringIO(d2["grid"].to_csv(index=False))),   # as the report reads it
@@ -216,7 +217,7 @@ def test_explorer_runs_from_file_url_in_headless_chromium(tmp_path, small_d2):
 
 
 def test_depth_figures_render_from_the_tables(small_d2):
-    from adbench.plots.depth import plot_depth
+    from adbench.depth.plots import plot_depth
     d1 = chains.measure_d1(0.5, 12, [c | {"report_at": [1]} for c in CHAINS], PROBE)
     out = plot_depth(d1["chains"], d1["fp16_probe"], small_d2["grid"], SMALL["cases"])
     assert b"<svg" in out["chains"] and b"tanh, w = 3" in out["chains"]

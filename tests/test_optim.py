@@ -306,7 +306,7 @@ def test_config_section_validates_and_bad_values_name_the_key():
 # ---- figures ------------------------------------------------------------------------------------
 
 def test_figures_render_from_tables():
-    from adbench.plots.optim import plot_o1_curves, plot_o2
+    from adbench.optim.plots import plot_o1_curves, plot_o2
     curves = pd.DataFrame({"seed": [0, 0, 1, 1], "step": [0, 1, 0, 1], "loss": [5.0, 4.0, 5.0, 0.1],
                            "max_abs_grad": [1.0] * 4})
     seeds = pd.DataFrame({"seed": [0, 1], "gd_stuck": [True, False], "adam_stuck": [False, False]})

@@ -206,7 +206,7 @@ def test_every_exact_precision_row_matches_the_documented_table():
 
 
 def test_precision_figures_render_from_the_tables():
-    from adbench.plots.precision import plot_precision
+    from adbench.precision.plots import plot_precision
     f = formats.measure_formats([1e-8], [1e-3], {"lo_exp": -9, "hi_exp": 0, "points": 50}, [1.0], 0.0003, [1e-8])
     traj = scaling.measure_p6(1.0, 0.0003, 200, 10)["trajectory"]
     out = plot_precision(f["P3"]["sweep"], f["P1"]["landmarks"], traj)

@@ -182,18 +182,18 @@ def _function(ref: str):
 
 def test_every_id_has_one_rule_one_function_one_section_and_a_test():
     from adbench.families import inspect_workflow
-    from adbench.render import TEMPLATES
+    from adbench.render import PACKAGE, section
 
     by_id = inspect_workflow(ROOT, ("config.yaml",), _paths_by_id)
     tests = {p.name: p.read_text() for p in (ROOT / "tests").glob("test_*.py")}  # unit tests, not DAG ones
     for fam in from_workflow(ROOT):
-        section = (TEMPLATES / "sections" / f"{fam.key}.html.j2").read_text()
+        text = (PACKAGE / section(fam.key)).read_text()
         for mid in fam.ids:
             assert len(by_id.get(mid, [])) == 1, (mid, by_id.get(mid))  # one rule writes the ID's files
             rule, measure = by_id[mid][0]
             ref = measure[mid] if isinstance(measure, dict) else measure  # a grouped job names one per ID
             fn = _function(ref)  # the function the rule runs (AttributeError/ImportError name the defect)
-            assert f'id="{mid}"' in section, (mid, fam.key)  # the template section that shows it
+            assert f'id="{mid}"' in text, (mid, fam.key)  # the template section that shows it
             tested = [n for n, text in tests.items() if re.search(rf"\b{fn.__name__}\b", text)]
             assert tested, (mid, ref)  # a unit test calls the function by name
     # negative control: an ID two rules write is seen twice (and fails the one-rule assertion above)

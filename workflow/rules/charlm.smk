@@ -214,7 +214,7 @@ rule charlm_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.charlm:plot_c1", packages=("matplotlib",)),
+        **job("adbench.charlm.plots:plot_c1", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -34,7 +34,7 @@ REPORT_FILES = {}  # key -> output paths the report reads (render_report and arc
 
 
 def family(key, title, ids, order):
-    """Declare a family: its key (report section src/adbench/render/templates/sections/<key>.html.j2), title, catalog IDs
+    """Declare a family: its key (its folder src/adbench/<key>/, whose section.html.j2 is its report section), title, catalog IDs
     and position in the report. The report, its summary and the anchor tests take the list from here."""
     if key in FAMILIES:
         raise WorkflowError(f"family {key!r} is declared twice")

@@ -57,7 +57,7 @@ rule depth_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.depth:plot_depth", args=dict(cases=DEPTH["d2"]["cases"]), packages=("matplotlib",)),
+        **job("adbench.depth.plots:plot_depth", args=dict(cases=DEPTH["d2"]["cases"]), packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -186,7 +186,7 @@ rule gpt2_plots:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.gpt2:gpt2_figures", packages=("matplotlib",)),
+        **job("adbench.gpt2.plots:gpt2_figures", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -211,7 +211,7 @@ rule lifetimes_l6_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.lifetimes:plot_checkpoint", packages=("matplotlib",)),
+        **job("adbench.lifetimes.plots:plot_checkpoint", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 
@@ -252,7 +252,7 @@ rule lifetimes_l7_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.lifetimes:plot_shapes", packages=("matplotlib",)),
+        **job("adbench.lifetimes.plots:plot_shapes", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -85,7 +85,7 @@ rule optim_o1_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.optim:plot_o1_curves", packages=("matplotlib",)),
+        **job("adbench.optim.plots:plot_o1_curves", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 
@@ -137,7 +137,7 @@ rule optim_o2_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.optim:plot_o2", packages=("matplotlib",)),
+        **job("adbench.optim.plots:plot_o2", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -91,7 +91,7 @@ rule precision_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.precision:plot_precision", packages=("matplotlib",)),
+        **job("adbench.precision.plots:plot_precision", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

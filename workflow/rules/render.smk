@@ -1,11 +1,11 @@
 # Rendering: the one self-contained HTML report (adbench.render) from the comparison, what changed,
 # and every file the families registered.
-from adbench.render import TEMPLATES
+from adbench.render import template_files
 
 
 rule render_report:
     input:
-        sorted(source_file(p) for p in TEMPLATES.rglob("*") if p.suffix in (".j2", ".js", ".css")),  # the templates
+        [source_file(p) for p in template_files()],  # the core templates and every family's section
         comparison="results/comparison.csv",
         changes="results/changes.csv",
         claims="results/claims.csv",

@@ -294,7 +294,7 @@ rule scalar_s5_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.scalar:plot_valley", packages=("matplotlib",)),
+        **job("adbench.scalar.plots:plot_valley", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 
@@ -315,7 +315,7 @@ rule scalar_s9_plot:
     resources:
         **sized(),
     params:
-        **job("adbench.plots.scalar:plot_timing", packages=("matplotlib",)),
+        **job("adbench.scalar.plots:plot_timing", packages=("matplotlib",)),
     script:
         SCRIPT("measure")
 

@@ -1,7 +1,25 @@
-"""Rendering: report/report.html and report/history.html from the jinja2 templates beside this file.
+"""Rendering: report/report.html and report/history.html from the jinja2 templates.
 
-Import-light (no jinja2 here): the rules files read TEMPLATES at parse time."""
+The core templates sit beside this file; each family's report section, and any file it includes, sits in the
+family's own folder (src/adbench/<family>/section.html.j2), named there as `<family>/<file>`.
+Import-light (no jinja2 here): the rules files read these paths at parse time."""
 
 from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+PACKAGE = TEMPLATES.parents[1]  # src/adbench: family templates are named relative to it
+SECTION = "section.html.j2"  # a family's report section, in its folder
+TEMPLATE_SUFFIXES = (".j2", ".js", ".css")
+
+
+def section(family: str) -> str:
+    """The template name of a family's report section."""
+    return f"{family}/{SECTION}"
+
+
+def template_files() -> list[Path]:
+    """Every file a page is rendered from: the core templates and each family folder's template files."""
+    core = [p for p in TEMPLATES.rglob("*") if p.suffix in TEMPLATE_SUFFIXES]
+    families = [p for d in PACKAGE.iterdir() if (d / SECTION).exists()
+                for p in d.iterdir() if p.suffix in TEMPLATE_SUFFIXES]
+    return sorted(core + families)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from markupsafe import Markup
 
-from ..plots import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 from ..history.changes import moved_rules_text
 from ..history.table import CLAIM_KIND, NOT_RECORDED, changed_cells, ratio_ranges
 from .page import environment_for

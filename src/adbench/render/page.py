@@ -21,6 +21,7 @@ from ..families import Family, from_dicts
 from ..io import read_csv
 from ..missing import is_missing
 from ..outcomes import FAILS, NOT_JUDGED
+from . import SECTION, section
 
 
 def _key(path: Path, results: Path) -> str:
@@ -210,7 +211,10 @@ def claim_changes_context(claims_changes: pd.DataFrame | None) -> dict:
 
 def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Environment:
     """The jinja2 environment of every page (report and history share macros.html.j2, so its filters)."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir), autoescape=True,
+    # the core templates, then the family folders beside render/ (a family's section is `<family>/section.html.j2`)
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(template_dir),
+                                  jinja2.FileSystemLoader(str(Path(template_dir).resolve().parents[1]))])
+    env = jinja2.Environment(loader=loader, autoescape=True,
                              extensions=["jinja2.ext.do"],
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
@@ -233,14 +237,15 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
     `claims`, `claims_summary`: results/claims.csv and its counts (None: the Conclusions section says so)."""
     config = config or {}
     env = environment_for(template_dir, config)
+    package_dir = Path(template_dir).resolve().parents[1]
     by_id: dict[str, list[dict]] = defaultdict(list)
     for row in comparison.fillna("").to_dict("records"):
         by_id[row["id"]].append(row)
     loud = comparison[comparison.status.isin(LOUD)]
-    missing = [f.key for f in families if not (Path(template_dir) / "sections" / f"{f.key}.html.j2").exists()]
+    missing = [f.key for f in families if not (package_dir / section(f.key)).exists()]
     if missing:
         raise FileNotFoundError(f"no report section for famil{'ies' if len(missing) > 1 else 'y'} {missing}: "
-                                f"add {template_dir}/sections/<key>.html.j2")
+                                f"add {package_dir}/<family>/{SECTION}")
     ctx = {
         "families": family_summary(comparison, families), "sections": list(families), "cmp": by_id,
         "t": collected["tables"], "fig": collected["figures"], "metas": collected["metas"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 
 
 def plot_error_sweep(sweep: pd.DataFrame, landmarks: pd.DataFrame) -> dict:

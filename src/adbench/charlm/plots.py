@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 
 ORDER = ["correct", "no_zero_grad", "unshifted_targets", "loss_scaled", "detached_positions",
          "no_zero_grad_clipped"]

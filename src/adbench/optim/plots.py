@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 
 
 def plot_o1_curves(gd_curves: pd.DataFrame, adam_curves: pd.DataFrame, seeds: pd.DataFrame) -> dict:

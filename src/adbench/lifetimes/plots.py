@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 
 # accounting column -> label, in the order they are drawn
 ACCOUNTS = {"hook_mib": "per hook\ncall", "unique_storage_mib": "unique\nstorages",

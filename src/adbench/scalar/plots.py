@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import COLORS, new_figure, svg_bytes
+from ..figures import COLORS, new_figure, svg_bytes
 
 
 def plot_valley(sweep: pd.DataFrame, slopes: pd.DataFrame) -> dict:
