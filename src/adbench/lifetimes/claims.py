@@ -3,7 +3,8 @@
 Each relation reads this family's tables (results/L*/) and returns an Outcome whose checks carry their margins;
 each declares its two boundary controls (`edge`). `sources` says which computation produced each cell. Scheme
 and reduction names are fixed strings; the configured sizes (examples, microbatches, divisors) are columns.
-The checkpoint and activation-shape claims (L6, L7) live in claims_memory.py, imported at the end.
+The checkpoint and activation-shape claims (L6, L7) live in claims_memory.py, the conditions of issue 28 (L2's
+batch-dependent layers, L3's real all-reduce, L5's create_graph) in claims_conditions.py, both imported at the end.
 """
 
 from __future__ import annotations
@@ -267,4 +268,4 @@ def view_write_invalidates(t):
     return judged(reason, *checks)
 
 
-from . import claims_memory  # noqa: E402,F401  L6 and L7 register on import
+from . import claims_conditions, claims_memory  # noqa: E402,F401  L2/L3/L5 conditions, L6 and L7 register on import

@@ -1,11 +1,13 @@
-"""The L family's checkpoint and activation-shape conclusions (L6, L7); imported by lifetimes/claims.py."""
+"""The L family's checkpoint and activation-shape conclusions (L6, L7), checkpointed dropout among them;
+imported by lifetimes/claims.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..claims import Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation, row, sources, truthy
+from ..claims import (Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation, row, sources,
+                      times_at_least, truthy)
 
 MODES = ("plain", "checkpoint_sequential", "checkpoint_every_segment")
 DOC_MODE = "checkpoint_sequential"  # the documents' probe: torch's helper, last segment run plainly
@@ -129,6 +131,46 @@ def checkpoint_slower_than_plain(t):
                   flag(len(ratios) > 0, "a reported process"),
                   *(at_least(r, SLOWER_AT_LEAST, f"process {p}: ratio at least {SLOWER_AT_LEAST:g}", "x", 0.05)
                     for p, r in zip(d["process"], ratios)))
+
+
+# ---- L6: dropout inside the checkpointed segments ----------------------------------------------------------
+sources("L6/rng", {"dropout_p": "input", "preserve_rng_state": "input", "block_calls": "block call counter",
+                   **{c: "checkpointed run, plain run" for c in ("loss_abs_diff_vs_plain", "max_grad_abs_diff_vs_plain",
+                                                              "rel_grad_diff_vs_plain", "grads_identical")}})
+# a recomputed mask that differs is a wrong gradient, not rounding: at least 1 % of the largest plain gradient
+MASKS_WRONG = 0.01
+
+
+def _rng(t, dropout: bool, preserve: bool):
+    d = t["L6/rng"]
+    hit = d[((d.dropout_p > 0) == dropout) & (d.preserve_rng_state.map(truthy) == preserve)]
+    if hit.empty:
+        raise KeyError(f"L6/rng: no row with dropout {dropout}, preserve_rng_state {preserve}")
+    return hit.iloc[0]
+
+
+@relation("L6/rng", edge=Flip("L6/rng", lambda t: {"dropout_p": _rng(t, True, False).dropout_p,
+                                                   "preserve_rng_state": False}, "rel_grad_diff_vs_plain",
+                              holding=lambda t: _rng(t, True, False).rel_grad_diff_vs_plain,
+                              failing=MASKS_WRONG / 10, log=True))
+def checkpoint_dropout_needs_rng_state(t):
+    """With dropout in the segments, restoring the generator state gives the plain run's gradients exactly; without
+    it the recomputed masks differ and the gradients miss by at least 1 % of the largest, while the loss stays
+    the plain one's; without dropout the flag changes nothing."""
+    kept, lost = _rng(t, True, True), _rng(t, True, False)
+    calm = [_rng(t, False, p) for p in (True, False)]
+    return judged(f"dropout {g(kept.dropout_p)}: preserve_rng_state True max diff "
+                  f"{g(kept.max_grad_abs_diff_vs_plain)}, False {g(lost.max_grad_abs_diff_vs_plain)} "
+                  f"({g(lost.rel_grad_diff_vs_plain)} of the largest gradient, loss off by "
+                  f"{g(lost.loss_abs_diff_vs_plain)}); no dropout: identical "
+                  f"{[truthy(r.grads_identical) for r in calm]}",
+                  flag(truthy(kept.grads_identical) and kept.loss_abs_diff_vs_plain == 0,
+                       "state restored: loss and gradients identical to the plain run"),
+                  times_at_least(lost.rel_grad_diff_vs_plain, MASKS_WRONG, 1,
+                                 "state not restored: gradients off by at least 1 % of the largest"),
+                  flag(lost.loss_abs_diff_vs_plain == 0, "state not restored: the loss is still the plain one"),
+                  *(flag(truthy(r.grads_identical), f"no dropout, preserve_rng_state {r.preserve_rng_state}: identical")
+                    for r in calm))
 
 
 # ---- L6: segment count ------------------------------------------------------------------------------------

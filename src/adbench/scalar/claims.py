@@ -2,6 +2,8 @@
 
 Each relation reads this family's tables (results/S*/) and returns an Outcome whose checks carry their margins;
 each declares its two boundary controls (`edge`). `sources` says which computation produced each cell.
+Issue 28's conclusions live in claims_checks.py (S7's gradient checks) and claims_engines.py (S4's visited set,
+S8's upstream vector, S10's counted engine), imported at the end.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ sources("S8/reconstruction", {"seeds": "input", "inputs": "input", "rank": "forw
                               "outside_span_norm": "forward mode seeds (least squares), reverse mode",
                               "grad_norm": "reverse mode"})
 sources("S9/per_process", {"ratio": "tape timing, torch timing", "reported": "timing protocol"})
-sources("S10/values", {"a_grad_accumulate": "tape", "a_grad_torch": "torch", "a_grad_overwrite": "tape, = bug"},
-        by="quantity")
+sources("S10/values", {"a_grad_accumulate": "tape", "a_grad_torch": "torch", "a_grad_overwrite": "tape, = bug",
+                       "reuse_x_grad_torch": "torch float64",
+                       "reuse_x_grad_counted": "tape closures under a dependency-counted engine",
+                       "reuse_x_grad_eager": "tape closures run on their first contribution"}, by="quantity")
 sources("S10/mlp_grads", {"tape_grad": "tape", "torch_float32_grad": "torch float32", "abs_diff": "tape, torch float32"})
 
 
@@ -365,3 +369,6 @@ def mlp_tape_matches_torch32(t):
     return judged(f"max |tape - torch32| {g(diff)} (largest gradient {g(scale)})",
                   at_most(diff / (EPS32 * scale), len(d), "largest difference in float32 ulps of the largest gradient",
                           "ulps", len(d) / 4))
+
+
+from . import claims_checks, claims_engines  # noqa: E402,F401  S7's gradient checks; S4's visited set, S8, S10's engine
