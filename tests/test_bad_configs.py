@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from adbench import config as C
-from adbench.config import GPT2_SMALL, ConfigError, check_config
+from adbench.config import ConfigError, check_config
+from adbench.gpt2.config_checks import GPT2_SMALL
 
 from conftest import ROOT, copy_project, planned_jobs, snakemake
 from test_config import deep_update

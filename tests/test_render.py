@@ -30,7 +30,15 @@ def _cmp(ids=("S1",)):
                               tolerance="±5.0e-01 (printed digits)") for i in ids])
 
 
+GPT2 = Family("gpt2", "GPT-2 probes", ("G1",), 70)
+
+
 def _render(**kw):
+    """The report; `model`: the GPT-2 family's model record (the family is then declared, with no rows of its own
+    unless `families` says so)."""
+    if "model" in kw:
+        kw["models"] = {"gpt2": kw.pop("model")}
+        kw.setdefault("families", [GPT2])
     return render(str(TEMPLATES), kw.pop("cmp", _cmp()), {"tables": {}, "figures": {}, "metas": [], "paths": []}, **kw)
 
 
@@ -111,7 +119,7 @@ def test_the_banner_says_when_the_pretrained_model_ran_and_is_absent_without_gpt
     assert "GPT-2 ran with" not in bare and "GPT-2 ran without" not in bare
 
 
-def test_both_banners_are_the_one_macro(tmp_path):
+def test_both_banners_are_the_one_template(tmp_path):
     gpt2 = Family("gpt2", "GPT-2 probes", ("G1",), 70)
     html = _render(cmp=_cmp(["G1"]), model=RANDOM, config={"gpt2": CONFIG["gpt2"]}, families=[gpt2])
     assert html.count("GPT-2 ran without its pretrained weights") == 2   # report top and the GPT-2 section

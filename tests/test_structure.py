@@ -212,3 +212,55 @@ def test_snakefiles_follow_the_formatter(tmp_path):
     bad = tmp_path / "Snakefile"  # control: a rule written off the formatter's style is caught
     bad.write_text('rule x:\n    output: "a.txt"\n    shell: "touch {output}"\n')
     assert subprocess.run([snakefmt, "--check", str(bad)], capture_output=True).returncode != 0
+
+
+# ---- the core names no family ----------------------------------------------------------------------------------
+# The core: every module of the package that is not a family's folder, with its templates, and the rules files that
+# are not a family's. Families fill its registries; it never names one.
+CORE_RULES = ["Snakefile", "workflow/rules/common.smk", "workflow/rules/corpus.smk", "workflow/rules/verdicts.smk",
+              "workflow/rules/history.smk", "workflow/rules/render.smk"]
+
+
+def _family_packages() -> list[str]:
+    """The family folders: packages with a report section."""
+    from adbench.render import PACKAGE, SECTION
+
+    return sorted(d.name for d in PACKAGE.iterdir() if (d / SECTION).exists())
+
+
+def _core_files() -> list[Path]:
+    from adbench.render import PACKAGE
+
+    fams = set(_family_packages())
+    files = [p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in (".py", ".j2", ".js", ".css")
+             and p.relative_to(PACKAGE).parts[0] not in fams and "__pycache__" not in p.parts]
+    return sorted(files) + [ROOT / f for f in CORE_RULES]
+
+
+def _naming(text: str, families: list[str], ids: set[str]) -> list[str]:
+    """Every mention of a family (its key as a word, GPT-2, or one of its measurement IDs) in `text`."""
+    words = re.compile(r"\b(" + "|".join(map(re.escape, families)) + r"|gpt-?2)\b", re.I)
+    idre = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ids), key=len, reverse=True)) + r")\b")
+    return [m.group(0) for m in words.finditer(text)] + [m.group(0) for m in idre.finditer(text)]
+
+
+def _ids() -> set[str]:
+    from adbench.verdicts.documented import load
+
+    return set(load().id)
+
+
+def test_the_core_names_no_family():
+    families, ids = _family_packages(), _ids()
+    hits = {str(p.relative_to(ROOT)): found for p in _core_files()
+            if (found := _naming(p.read_text(encoding="utf-8"), families, ids))}
+    assert not hits, hits
+    assert len(families) >= 8 and len(_core_files()) > 30  # the grep looked at the real tree
+
+
+def test_the_family_grep_catches_a_family_name_and_an_id():
+    families, ids = _family_packages(), _ids()
+    assert _naming("a relation that reads G6's saved tensors", families, ids) == ["G6"]
+    assert _naming("import adbench.gpt2.arch", families, ids) == ["gpt2"]
+    assert _naming("the Scalar tape", families, ids) == ["Scalar"]
+    assert _naming("t0 = time.perf_counter(); X1/table", families, ids) == []  # control: not a family

@@ -3,25 +3,27 @@
 `check_config` is the single entry point: the JSON schema (types, ranges, upper bounds),
 then finiteness (JSON schema accepts NaN and infinities), then cross-key constraints that
 would otherwise fail only when the job that needs them starts, or not at all. Constraints of
-meaning are written once per kind, each a small pure function with a table of the keys it
+meaning are written once per kind, each a small pure function over tables of the keys it
 applies to: shapes that must conform (`rectangular`, `conforming`), indices that must lie in
-range (`in_range`), parts that must add up (`partition`) and sweeps in the order the code
-assumes (`ordered`). Pure Python: reading the config imports neither torch nor transformers.
+range (`in_range`), members of a set (`one_of`), parts that must add up (`partition`) and sweeps
+in the order the code assumes (`ordered`). The tables, and any check of their own (`checks`), come
+from each family's `adbench.<family>.config_checks` (imported by `family_checks`); this module names
+no family. Pure Python: reading the config imports neither torch nor transformers.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import math
-import re
+import pkgutil
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
 import jsonschema
 import yaml
 
-# transformers.GPT2Config() defaults (GPT-2 small); tests/test_bad_configs.py keeps them equal.
-# Typed here so that reading the config does not import transformers (seconds per Snakemake call).
-GPT2_SMALL = {"n_layer": 12, "n_embd": 768, "n_head": 12, "n_positions": 1024, "vocab_size": 50257}
 CORPUS_READ_LIMIT = 64 * 2**20  # bytes: a larger corpus file is long enough for every bounded size
 
 
@@ -89,13 +91,9 @@ def clash(pairs: list[tuple[str, Any]], why: str, verb: str = "are inconsistent"
     return f"config keys {named} {verb}: {why}"
 
 
-def _pair(a: str, av: Any, b: str, bv: Any, why: str) -> str:
-    return clash([(a, av), (b, bv)], why)
-
-
 def resolve(cfg: dict, pattern: str) -> Iterator[tuple[str, Any]]:
     """(dotted key, value) of every key matching `pattern`; '*' stands for each list index or dict key,
-    e.g. 'depth.d2.cases.*.scale' -> ('depth.d2.cases.0.scale', 0.5), ..."""
+    e.g. 'family.cases.*.scale' -> ('family.cases.0.scale', 0.5), ..."""
     def walk(node: Any, parts: list[str], path: list[str]):
         if not parts:
             yield ".".join(path), node
@@ -127,7 +125,7 @@ def matrix_shape(value: Any) -> tuple[int, int] | None:
 
 def rectangular(cfg: dict) -> Iterator[str]:
     """Every matrix-valued key, wherever it is, has rows of equal length (torch.tensor refuses a ragged
-    list with a bare message; the scalar tape zips rows and silently drops the extra entries)."""
+    list with a bare message; code that zips rows silently drops the extra entries)."""
     def walk(node: Any, path: tuple):
         if isinstance(node, dict):
             for k, v in node.items():
@@ -154,45 +152,16 @@ DIMS = {
 }
 MATRIX_DIMS = ("rows", "cols")  # read only off a rectangular matrix
 
-# (key, its dimension, "==" or ">=", other key or a number the code fixes, the other key's dimension, why).
-CONFORMING = [
-    # T1: Y = X W with X (n, k), W (k, m); the upstream G = dL/dY is (n, m)
-    ("tensor.matmul.x", "cols", "==", "tensor.matmul.w", "rows", "Y = X W: X's columns must equal W's rows"),
-    ("tensor.matmul.upstream", "rows", "==", "tensor.matmul.x", "rows",
-     "G = dL/dY has Y's shape: one row per row of X"),
-    ("tensor.matmul.upstream", "cols", "==", "tensor.matmul.w", "cols",
-     "G = dL/dY has Y's shape: one column per column of W"),
-    # T1's two single-path sums read X[0][1], X[1][0], W[1][0], W[1][1] and G[1][1] by coordinate
-    ("tensor.matmul.x", "rows", ">=", 2, None, "T1's single-path sum for dW[0][1] reads X[1][0]"),
-    ("tensor.matmul.x", "cols", ">=", 2, None, "T1's single-path sum for dX[0][1] reads X[0][1] and W[1][*]"),
-    ("tensor.matmul.w", "cols", ">=", 2, None, "T1's single-path sums read W[1][1] and G[*][1]"),
-    # T3: S = Q K^T / sqrt(D) with Q (Tq, D), K (Tk, D); O = softmax(S) V with V (Tk, Dv); G = dL/dO is (Tq, Dv)
-    ("tensor.attention.q", "cols", "==", "tensor.attention.k", "cols",
-     "S = Q K^T: queries and keys share the width D"),
-    ("tensor.attention.v", "rows", "==", "tensor.attention.k", "rows", "O = A V: one value row per key"),
-    ("tensor.attention.upstream", "rows", "==", "tensor.attention.q", "rows",
-     "G = dL/dO has O's shape: one row per query"),
-    ("tensor.attention.upstream", "cols", "==", "tensor.attention.v", "cols", "G = dL/dO has O's shape: V's width"),
-    # T4: one row of D features; gamma, beta and the upstream gradient are per feature
-    ("tensor.layernorm.gamma", "len", "==", "tensor.layernorm.x", "len", "one scale per feature of x"),
-    ("tensor.layernorm.beta", "len", "==", "tensor.layernorm.x", "len", "one shift per feature of x"),
-    ("tensor.layernorm.upstream", "len", "==", "tensor.layernorm.x", "len",
-     "dL/dy has y's shape: one per feature of x"),
-    ("tensor.layernorm.near_constant_x", "len", "==", "tensor.layernorm.x", "len",
-     "the nearly constant row shares gamma, beta and the upstream gradient"),
-    # S10: micrograd MLP, layer sizes [n_in, ..., n_out], loss sum over examples of (out - target)^2
-    ("scalar.mlp.inputs", "cols", "==", "scalar.mlp.sizes", "first", "each input row feeds the sizes[0] inputs"),
-    ("scalar.mlp.sizes", "last", "==", 1, None, "the loss (out - target)^2 needs one output per example"),
-    ("scalar.mlp.targets", "len", "==", "scalar.mlp.inputs", "rows", "one target per input row"),
-    # O1: the 2-4-1 XOR network takes len(inputs[0]) inputs; the tape zips rows with targets, numpy broadcasts
-    ("optim.o1.targets", "len", "==", "optim.o1.inputs", "rows", "one target per input row"),
-    # P5's GradScaler probe: loss = (w . x).sum() pairs each weight with one input
-    ("precision.grad_scaler.inputs", "len", "==", "precision.grad_scaler.weights", "len",
-     "loss = (w . x).sum() pairs each weight with one input"),
-]
+# Each family's config_checks module may hold these tables (see family_checks):
+# CONFORMING: (key, its dimension, "==" or ">=", other key or a number the code fixes, the other key's dimension, why)
+# IN_RANGE: (index key, smallest index, key setting the size, size -> largest index, why); '*' matches each item
+# ONE_OF: (key naming one member, key holding the members, why): the discrete form of a range
+# PARTITIONS: (key listing the parts, key holding the whole, why)
+# MONOTONIC: (key or keys read as one sequence, order, why)
+TABLES = ("CONFORMING", "IN_RANGE", "ONE_OF", "PARTITIONS", "MONOTONIC")
 
 
-def conforming(cfg: dict, table: list = CONFORMING) -> Iterator[str]:
+def conforming(cfg: dict, table: list) -> Iterator[str]:
     """Each dimension equation of `table`; a ragged matrix is left to `rectangular`."""
     for key, dim, op, other, other_dim, why in table:
         v = _value(cfg, key)
@@ -228,141 +197,31 @@ def outside(values: Any, lo: float, hi: float | None, *, below: bool = False) ->
     return f"{shown} {verb} not below {hi:g}" if below else f"{shown} {verb} outside {lo:g}..{hi:g}"
 
 
-# (index key, smallest index, key setting the size, size -> largest index, why). '*' matches each item.
-IN_RANGE = [
-    ("tensor.softmax.target", 0, "tensor.softmax.logits", lambda z: len(z) - 1, "L = -log p[target] picks one logit"),
-    ("tensor.softmax.target", 0, "tensor.softmax.overflow_logits", lambda z: len(z) - 1,
-     "T2's fused cross-entropy scores the same target on the overflow logits"),
-    ("tensor.softmax.output_layer.target", 0, "tensor.softmax.output_layer.vocab", lambda v: v - 1,
-     "the target is one row of the output matrix"),
-    ("scalar.directional.control_coordinate", 1, "scalar.directional.cols", lambda c: c - 1,
-     "a coordinate of x other than 0, which the control checks is left untouched"),
-    ("scalar.directional.orthogonal_to", 0, "scalar.directional.directions", lambda n: n - 1,
-     "the blind-spot error is built orthogonal to one of the checked directions"),
-    ("charlm.early_step", 1, "charlm.train.steps", int, "a step the run takes"),
-    ("charlm.final_window", 1, "charlm.train.steps", int, "the final loss averages the last final_window steps"),
-    ("charlm.train.log_every", 1, "charlm.train.steps", int,
-     "an interval within the run; any larger value logs only step 1 and the last step"),
-    ("precision.record_every", 1, "precision.steps", int,
-     "an interval within the run; any larger value records only the first and the last step"),
-    ("optim.o1.report_seed", 0, "optim.o1.seeds", lambda n: n - 1, "seeds run 0..seeds-1"),
-    ("precision.grad_scaler.inf_index", 0, "precision.grad_scaler.weights", lambda w: len(w) - 1,
-     "the inf is injected into one weight's gradient"),
-    ("lifetimes.checkpoint.segments", 1, "lifetimes.checkpoint.blocks", int,
-     "checkpoint_sequential needs at least one block per segment"),
-    ("gpt2.timing_batch", 1, "gpt2.batch", int, "G6 times a slice of the batch"),
-    ("depth.d1.chains.*.report_at", 1, "depth.d1.max_depth", int, "every reported depth must be measured"),
-    ("depth.d2.cases.*.depth", 1, "depth.d2.max_depth", int, "a case must lie on the grid of depths"),
-]
-
-# (key naming one member, key holding the members, why): the discrete form of a range.
-ONE_OF = [
-    ("depth.d2.cases.*.scale", "depth.d2.scales",
-     "D2 reads each case off the grid, which has only these scales; a missing one reads as NaN"),
-    ("optim.o3.adam_arrangement", "optim.o3.arrangements", "an arrangement defined under optim.o3.arrangements"),
-    ("optim.o3.mixed_arrangements.*", "optim.o3.arrangements", "an arrangement defined under optim.o3.arrangements"),
-]
-
-# adbench.precision.scaling.dynamic_scale tries at most this many scales, halving after each overflow.
-DYNAMIC_SCALE_ATTEMPTS = 64
-# The smallest binary64 value torch's cast to fp16 sends to inf: fp16 overflows from 65520 (65504 plus
-# half its spacing of 32), and torch casts through float32, which rounds this midpoint up to 65520.
-FP16_OVERFLOW = 65520.0 - 2.0 ** -9
-FP16_LARGEST = 65504.0  # fp16's largest finite value
-
-
-def in_range(cfg: dict) -> Iterator[str]:
-    """Indices of IN_RANGE and members of ONE_OF, then the ranges a job derives from several keys:
-    O1's checked parameter name, S5's fit interval, P5's halvings and P7's fp16 weights."""
-    for pattern, lo, size_key, largest, why in IN_RANGE:
+def in_range(cfg: dict, table: list) -> Iterator[str]:
+    """The indices of `table` (IN_RANGE rows) lie in the range the size they index gives."""
+    for pattern, lo, size_key, largest, why in table:
         size = _value(cfg, size_key)
         for key, v in resolve(cfg, pattern):
             if bad := outside(v, lo, largest(size)):
                 yield clash([(key, v), (size_key, size)], f"{bad} ({why})")
-    for pattern, set_key, why in ONE_OF:
+
+
+def one_of(cfg: dict, table: list) -> Iterator[str]:
+    """Each key of `table` (ONE_OF rows) names a member of the set another key holds."""
+    for pattern, set_key, why in table:
         members = _value(cfg, set_key)
         for key, v in resolve(cfg, pattern):
             if v not in members:
                 shown = sorted(members) if isinstance(members, dict) else members
                 yield clash([(key, v), (set_key, shown)], f"{v!r} is not one of them ({why})")
-    yield from _gradcheck_param(cfg["optim"]["o1"])
-    yield from _slope_fit(cfg["scalar"])
-    yield from _dynamic_scale(cfg["precision"])
-    yield from _fp16_weights(cfg["precision"])
-
-
-def _gradcheck_param(o1: dict) -> Iterator[str]:
-    """W1 is hidden x inputs (row-major), b1 and W2 have `hidden` entries, b2 one: the checked name
-    must exist in the network O1 builds (the schema checks its spelling)."""
-    param = o1["gradcheck"]["param"]
-    idx = [int(i) for i in re.findall(r"\[(\d+)\]", param)]
-    width = matrix_shape(o1["inputs"])
-    sizes = [("optim.o1.hidden", o1["hidden"], o1["hidden"])]
-    if param.startswith("W1") and width:
-        sizes.append(("optim.o1.inputs", o1["inputs"], width[1]))
-    for i, (size_key, size_value, n) in zip(idx, sizes):
-        if bad := outside(i, 0, n - 1):
-            what = "input" if size_key == "optim.o1.inputs" else "hidden unit"
-            yield clash([("optim.o1.gradcheck.param", param), (size_key, size_value)],
-                        f"{what} index {bad} (the network has {n} {what}s)")
-
-
-def _slope_fit(s: dict) -> Iterator[str]:
-    """S5 fits a log-log line to the sweep's steps inside slope_fit_h (closed, with S5's 1e-9 slack)."""
-    lo, hi = s["slope_fit_h"]
-    if lo > hi:
-        return  # an interval out of order: `monotonic` names it
-    inside = sum(lo * (1 - 1e-9) <= h <= hi * (1 + 1e-9) for h in s["sweep_h"])
-    if outside(inside, 2, None):
-        yield clash([("scalar.slope_fit_h", s["slope_fit_h"]), ("scalar.sweep_h", s["sweep_h"])],
-                    f"the interval holds {inside} of the sweep's steps, fewer than the 2 a fitted slope needs")
-
-
-def _dynamic_scale(p: dict) -> Iterator[str]:
-    """P5 halves the scale until every scaled gradient is finite in fp16, and gives up after
-    DYNAMIC_SCALE_ATTEMPTS scales: the last one tried must bring the largest gradient below overflow."""
-    last = p["dynamic_start"] / 2 ** (DYNAMIC_SCALE_ATTEMPTS - 1)
-    largest = max(p["dynamic_grads"]) * last
-    if outside(largest, 0, FP16_OVERFLOW, below=True):
-        keys = [("precision.dynamic_start", p["dynamic_start"]), ("precision.dynamic_grads", p["dynamic_grads"])]
-        yield clash(keys, f"after the scaler's last halving ({DYNAMIC_SCALE_ATTEMPTS - 1}) the largest scaled "
-                          f"gradient is {largest:.4g}, not below fp16's overflow at {FP16_OVERFLOW:g}, "
-                          "so P5 would find no finite scale")
-
-
-def fp16_exact(x: float) -> bool:
-    """x is an fp16 value: on fp16's grid (11 significant bits, subnormal spacing 2^-24) and finite."""
-    if x == 0:
-        return True
-    _, e = math.frexp(x)  # x = m 2^e with 0.5 <= |m| < 1: fp16's spacing there is 2^(e - 11), at least 2^-24
-    return abs(x) <= FP16_LARGEST and math.ldexp(x, -max(e - 11, -24)).is_integer()
-
-
-def _fp16_weights(p: dict) -> Iterator[str]:
-    """P7 reads the gap above each weight from torch.nextafter on the exact weight and cross-checks it
-    with numpy's np.spacing of its fp16 cast: both agree only for a weight fp16 holds exactly, and
-    fp16's largest finite value has no finite value above it."""
-    bad = [w for w in p["spacing_weights"] if not fp16_exact(w) or abs(w) >= FP16_LARGEST]
-    if bad:
-        yield clash([("precision.spacing_weights", p["spacing_weights"])],
-                    f"{', '.join(f'{w!r}' for w in bad)} {'is' if len(bad) == 1 else 'are'} not an fp16 value below "
-                    f"{FP16_LARGEST:g} (P7 shows the spacing above a weight fp16 holds exactly)")
 
 
 # ---------------------------------------------------------------------------------------------------
-# (c) Partitions that must add up. (L2's nanoGPT simulation needs no entry: it draws exactly
-# nanogpt_steps x nanogpt_micro examples, so its microbatches partition its batch by construction.)
+# (c) Partitions that must add up.
 
-# (key listing the parts, key holding the whole, why)
-PARTITIONS = [
-    ("lifetimes.split", "lifetimes.accumulation_examples",
-     "L2 cuts the full batch into these microbatches, weighted by size to match the full-batch gradient"),
-]
-
-
-def partition(cfg: dict) -> Iterator[str]:
-    """The parts listed under each PARTITIONS key add up to the whole it names."""
-    for parts_key, whole_key, why in PARTITIONS:
+def partition(cfg: dict, table: list) -> Iterator[str]:
+    """The parts listed under each key of `table` (PARTITIONS rows) add up to the whole it names."""
+    for parts_key, whole_key, why in table:
         parts, whole = _value(cfg, parts_key), _value(cfg, whole_key)
         if sum(parts) != whole:
             yield clash([(parts_key, parts), (whole_key, whole)],
@@ -370,19 +229,7 @@ def partition(cfg: dict) -> Iterator[str]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# (d) Sweeps in the order the code assumes. Only where it does: D2's scales and O2's grids are sorted
-# by their figures, S2's nudges and S6's steps are read by value, so their order is free.
-
-# (key or keys read as one sequence, order, why)
-MONOTONIC = [
-    ("scalar.sweep_h", "strictly monotonic",
-     "S5 draws the sweep as one line in list order and reads a step's error by its value, so a repeat is ambiguous"),
-    ("scalar.slope_fit_h", "increasing", "the closed interval [low, high] of steps the slope is fitted over"),
-    ("lifetimes.shapes.sweep_seq", "monotonic", "L7 draws the sweep as one line in list order"),
-    (("precision.rel_error_sweep.lo_exp", "precision.rel_error_sweep.hi_exp"), "strictly increasing",
-     "the P3 figure spans 10^lo_exp up to 10^hi_exp"),
-]
-
+# (d) Sweeps in the order the code assumes (only where it does: a family lists them).
 
 def monotonic(values: list, order: str) -> str | None:
     """None when `values` follow `order` ('increasing' or 'monotonic', either optionally 'strictly';
@@ -400,9 +247,9 @@ def monotonic(values: list, order: str) -> str | None:
     return None
 
 
-def ordered(cfg: dict) -> Iterator[str]:
-    """Each MONOTONIC key's list (or the values of several keys, in order) follows its order."""
-    for keys, order, why in MONOTONIC:
+def ordered(cfg: dict, table: list) -> Iterator[str]:
+    """Each key's list of `table` (MONOTONIC rows; or the values of several keys, in order) follows its order."""
+    for keys, order, why in table:
         keys = [keys] if isinstance(keys, str) else list(keys)
         pairs = [(k, _value(cfg, k)) for k in keys]
         values = pairs[0][1] if len(pairs) == 1 else [v for _, v in pairs]
@@ -410,85 +257,44 @@ def ordered(cfg: dict) -> Iterator[str]:
             yield clash(pairs, f"not {order}: {bad} ({why})")
 
 
-def _charlm(cfg: dict) -> Iterator[str]:
-    t = cfg["charlm"]["train"]
-    if t["n_embd"] % t["n_head"]:
-        yield _pair("charlm.train.n_embd", t["n_embd"], "charlm.train.n_head", t["n_head"],
-                    "n_embd must be a multiple of n_head (each head gets n_embd / n_head channels)")
+@lru_cache(maxsize=8)
+def _corpus(path: str | None, heldout_fraction: float) -> tuple[str, str] | str | None:
+    """(training split, whole text) of the corpus the corpus rule will read; an error message when it cannot be
+    read; None when the file is too large to read here (every bounded size fits it)."""
+    from .corpus import CorpusError, read_text, split
 
-
-def gpt2_models(g: dict) -> list[tuple[str, Any, dict]]:
-    """(key naming the architecture, its value, architecture) of every model gpt2.source may
-    load that is known at parse time; source 'path' reads its config.json only when a job runs."""
-    out = []
-    if g["source"] in ("auto", "cache"):
-        out.append(("gpt2.source", g["source"], GPT2_SMALL))  # the pinned GPT-2 small snapshot
-    if g["source"] in ("auto", "random"):
-        out.append(("gpt2.random_config", g["random_config"], {**GPT2_SMALL, **g["random_config"]}))
-    return out
-
-
-def _arch_key(name: str, value: Any, arch: dict, k: str) -> tuple[str, Any]:
-    """The key (and value) a message names for architecture field k of one possible model."""
-    return (f"{name}.{k}", arch[k]) if name == "gpt2.random_config" else (name, value)
-
-
-def _gpt2(cfg: dict) -> Iterator[str]:
-    """Against every model gpt2.source may load. g4_layer indexes the model's own blocks; g3_layers
-    are the documents' GPT-2 small layers 0..11 (the schema bounds them) that G3 maps to the nearest
-    block at the same relative depth of a smaller model, so only g4_layer meets n_layer here."""
-    g = cfg["gpt2"]
-    for name, value, arch in gpt2_models(g):
-        key = lambda k: _arch_key(name, value, arch, k)  # noqa: E731
-        if arch["n_embd"] % arch["n_head"]:
-            yield _pair(*key("n_embd"), *key("n_head"), "n_embd must be a multiple of n_head")
-        if bad := outside(g["seq_len"], 2, arch["n_positions"]):
-            yield _pair("gpt2.seq_len", g["seq_len"], *key("n_positions"),
-                        f"{bad} (the model has {arch['n_positions']} positions)")
-        if bad := outside(g["g4_layer"], 0, arch["n_layer"] - 1):
-            yield _pair("gpt2.g4_layer", g["g4_layer"], *key("n_layer"),
-                        f"{bad} (the model has layers 0..{arch['n_layer'] - 1})")
-        if name == "gpt2.random_config" and (bad := outside(g["tokenizer_vocab_size"], 0, arch["vocab_size"])):
-            yield _pair("gpt2.tokenizer_vocab_size", g["tokenizer_vocab_size"], *key("vocab_size"),
-                        f"{bad}: the fallback tokenizer may not have more tokens than the model's vocabulary")
-
-
-def _corpus_text(c: dict) -> str | None:
-    """The corpus text the corpus rule will read, or None when the file is too large to read here."""
-    from .corpus import read_text
-
-    if c["path"] is not None and Path(c["path"]).is_file() and Path(c["path"]).stat().st_size > CORPUS_READ_LIMIT:
-        return None
-    return read_text(c["path"])[0]
-
-
-def _corpus(cfg: dict) -> Iterator[str]:
-    """Corpus length against the sizes that slice it. Characters are known here; tokens only
-    when a tokenizer runs, but a byte-level BPE token covers at least one UTF-8 byte, so too
-    few bytes is already too few tokens (a necessary condition; the jobs check the rest)."""
-    from .corpus import CorpusError, split
-
-    c, t, g = cfg["corpus"], cfg["charlm"]["train"], cfg["gpt2"]
     try:
-        text = _corpus_text(c)
-        if text is None:
-            return
-        train, _ = split(text, c["heldout_fraction"])
+        if path is not None and Path(path).is_file() and Path(path).stat().st_size > CORPUS_READ_LIMIT:
+            return None
+        text = read_text(path)[0]
+        return split(text, heldout_fraction)[0], text
     except (CorpusError, OSError, UnicodeDecodeError) as err:
-        yield f"config key 'corpus.path' = {c['path']!r}: {err}"
-        return
-    src = ("corpus.path", c["path"])
-    if len(train) < t["block_size"] + 2:  # training draws windows of block_size + 1 characters
-        yield _pair("charlm.train.block_size", t["block_size"], *src,
-                    f"the training split has {len(train)} characters; a window needs block_size + 2")
-    tail = len(text[g["text_offset"]:].encode("utf-8"))
-    if tail < g["seq_len"]:
-        yield _pair("gpt2.seq_len", g["seq_len"], "gpt2.text_offset", g["text_offset"],
-                    f"the corpus ({src[0]} = {src[1]!r}) has {tail} UTF-8 bytes after the offset, "
-                    "so fewer tokens than seq_len")
-    if len(text.encode("utf-8")) < g["batch"] * g["seq_len"]:
-        yield _pair("gpt2.batch", g["batch"], "gpt2.seq_len", g["seq_len"],
-                    f"G6 needs batch x seq_len tokens; the corpus ({src[0]} = {src[1]!r}) has fewer UTF-8 bytes")
+        return f"config key 'corpus.path' = {path!r}: {err}"
+
+
+def corpus_text(cfg: dict) -> tuple[str, str] | str | None:
+    """For a family's corpus-length checks: (training split, whole text), an error message, or None (too large).
+    Characters are known here; tokens only when a tokenizer runs."""
+    c = cfg["corpus"]
+    return _corpus(c["path"], c["heldout_fraction"])
+
+
+def _corpus_readable(cfg: dict) -> Iterator[str]:
+    if isinstance(problem := corpus_text(cfg), str):
+        yield problem
+
+
+def family_checks() -> list:
+    """Every family's config_checks module (adbench.<package>.config_checks), in package order."""
+    import adbench
+
+    names = [f"adbench.{i.name}.config_checks" for i in pkgutil.iter_modules(adbench.__path__) if i.ispkg]
+    return [importlib.import_module(n) for n in names if importlib.util.find_spec(n) is not None]
+
+
+def gathered(name: str, modules: list | None = None) -> list:
+    """One kind of table (TABLES) gathered from every family's config_checks."""
+    return [row for m in (family_checks() if modules is None else modules) for row in getattr(m, name, [])]
 
 
 def _archives(cfg: dict) -> Iterator[str]:
@@ -501,9 +307,14 @@ def _archives(cfg: dict) -> Iterator[str]:
 
 
 def cross_key_problems(cfg: dict) -> list[str]:
-    """Constraints between keys, checked once every key has passed the schema."""
-    return [*rectangular(cfg), *conforming(cfg), *in_range(cfg), *partition(cfg), *ordered(cfg),
-            *_charlm(cfg), *_gpt2(cfg), *_corpus(cfg), *_archives(cfg)]
+    """Constraints between keys, checked once every key has passed the schema: the kinds over every family's
+    tables, then each family's own checks, the corpus and the archives compared with."""
+    mods = family_checks()
+    kinds = [*rectangular(cfg), *conforming(cfg, gathered("CONFORMING", mods)), *in_range(cfg, gathered("IN_RANGE", mods)),
+             *one_of(cfg, gathered("ONE_OF", mods)), *partition(cfg, gathered("PARTITIONS", mods)),
+             *ordered(cfg, gathered("MONOTONIC", mods))]
+    own = [p for m in mods if hasattr(m, "checks") for p in m.checks(cfg)]
+    return [*kinds, *own, *_corpus_readable(cfg), *_archives(cfg)]
 
 
 def load_schema(path: str | Path) -> dict:

@@ -20,7 +20,7 @@ class Family:
 
 
 def numbered(prefix: str, n: int) -> tuple[str, ...]:
-    """('S1', ..., 'Sn')."""
+    """numbered('X', 3) -> ('X1', 'X2', 'X3')."""
     return tuple(f"{prefix}{i}" for i in range(1, n + 1))
 
 

@@ -37,7 +37,7 @@ def _atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    """One header row, no index column, floats at full round-trip precision (repr)."""
+    """One header row, no index column, floats with every round-trip digit (repr)."""
     # pandas' default float formatting is repr-based: shortest string that round-trips.
     _atomic_write_text(path, df.to_csv(index=False, lineterminator="\n"))
 

@@ -89,7 +89,7 @@ def output_name(mid: str, table: str) -> str:
 
 
 def split_name(name: str) -> tuple[str | None, str]:
-    """Inverse of output_name: 'T1__values' -> ('T1', 'values'); 'values' -> (None, 'values')."""
+    """Inverse of output_name: 'X1__values' -> ('X1', 'values'); 'values' -> (None, 'values')."""
     mid, sep, table = name.partition(SEP)
     return (mid, table) if sep else (None, name)
 

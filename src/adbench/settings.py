@@ -1,7 +1,7 @@
 """Which configured values a documented figure (or a claim) was measured under, and whether this run used them.
 
 A row of the documented table or the claims table may declare, in its `config` column, the settings its value
-depends on, as the documents had them: `scalar.reference_h=0.1; scalar.a=1.5` (dotted keys of config.yaml,
+depends on, as the documents had them: `family.step=0.1; family.inputs=[1, 2]` (dotted keys of config.yaml,
 values in YAML flow syntax). When the run's configuration differs, the row is not judged, and says which key
 differs and how: a user who changes a documented parameter gets a complete report, not a MISMATCH.
 """
@@ -62,7 +62,7 @@ def _norm(v: Any) -> Any:
 
 
 def differences(spec: str, settings: Mapping[str, Any] | None) -> list[str]:
-    """'scalar.reference_h = 0.2; documents 0.1' for each declared key whose run value differs (none without
+    """'family.step = 0.2; documents 0.1' for each declared key whose run value differs (none without
     settings: a caller that does not know the run's configuration judges as before)."""
     if settings is None:
         return []

@@ -54,6 +54,18 @@ def register(key, *outputs):
         REPORT_FILES.setdefault(key, []).extend(str(p) for p in paths)
 
 
+# family key -> the path of its model record: a JSON file whose `model_source` says which weights its jobs loaded
+# ('pretrained', 'random', ...). Claims with that `model` are judged against it; the report shows the family's banner.
+MODELS = {}
+
+
+def model_record(key, path):
+    """Declare the model record of family `key` (after the rule that writes it)."""
+    if key not in FAMILIES:
+        raise WorkflowError(f"model_record({key!r}, ...): declare the family first with family({key!r}, ...)")
+    MODELS[key] = str(path)
+
+
 def family_params():
     """Every declared family as plain data, in report order (render_report's params)."""
     return [f.as_dict() for f in sorted(FAMILIES.values(), key=lambda f: f.order)]
@@ -139,9 +151,9 @@ TIMING_THREADS = 1
 # A run's wall cannot beat its floor: the timing jobs' walls (they run alone) plus the rest of the
 # work divided by the cores. To come close, the timing jobs run FIRST, while no other job holds a
 # core: one that becomes ready later must wait for every running job to finish, idling cores. So do
-# the two short jobs the GPT-2 timing job needs (corpus, gpt2_model; `sized(first=True)` runs them
-# alone too, a few seconds). Then the longest jobs first (LPT), so no long job runs alone at the end,
-# and the C1 chain to the report as soon as it is ready. Snakemake's scheduler maximizes the SUM of
+# the short jobs a timing job needs (a family marks them `sized(first=True)`: they run alone too, a few
+# seconds). Then the longest jobs first (LPT), so no long job runs alone at the end, and a family's chain
+# to the report (`chain`) as soon as it is ready. Snakemake's scheduler maximizes the SUM of
 # the priorities of the jobs it starts together, hence the gaps: one "first" job outweighs a timing
 # job, and a timing job outweighs any set of ordinary jobs that fits on the machine.
 PRIORITY = dict(first=2000, timing=1000, long=50, chain=10)

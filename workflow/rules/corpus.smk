@@ -1,5 +1,5 @@
-# Shared text corpus, read by C1 and the GPT-2 family (no family of its own; charlm registers its
-# stats): full text, a deterministic split (the last corpus.heldout_fraction held out), sha256, source.
+# Shared text corpus, read by the families that train or evaluate on text (no family of its own: one of them
+# registers its outputs): full text, a deterministic split (the last corpus.heldout_fraction held out), sha256, source.
 
 # The user's corpus file is an input (editing it re-runs the rule); the default has none.
 CORPUS_SOURCE = [config["corpus"]["path"]] if config["corpus"]["path"] else []
@@ -18,7 +18,7 @@ rule corpus:
         LOG("corpus"),
     benchmark:
         BENCH("corpus")
-    priority: PRIORITY["first"]  # the GPT-2 timing job waits for it: alone, before anything (common.smk)
+    priority: PRIORITY["first"]  # a timing job waits for it: alone, before anything (common.smk)
     conda:
         ENV
     resources:

@@ -191,6 +191,10 @@ rule gpt2_plots:
         SCRIPT("measure")
 
 
+# the weights every GPT-2 job loaded: claims with model gpt2 and the report's GPT-2 banner read it
+model_record("gpt2", rules.gpt2_model.output.model)
+
+
 register(
     "gpt2",
     rules.gpt2_model.output,

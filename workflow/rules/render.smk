@@ -15,8 +15,8 @@ rule render_report:
         # the testable conclusions the claims table leaves out: the Conclusions section lists them
         left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
         files=report_inputs,
-        # which GPT-2 ran (the banner reads it); none when no rules file declares the GPT-2 family
-        model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
+        # which weights ran, per family that declared a model record (its banner and section read it)
+        model=list(MODELS.values()),
     output:
         html=report("report/report.html", caption="../captions/report_html.rst", category="Report"),
         # what this run cost: every job on a timeline, total job time, the floor, wall / floor (adbench.runcost)
@@ -39,6 +39,8 @@ rule render_report:
                 settings=run_settings(),
                 # the declared families (rules files' family(...)), in report order: sections, summary, links
                 families=family_params(),
+                # the families whose model records `model` holds, in the same order
+                models=list(MODELS),
                 # current rule names: the provenance appendix skips benchmark files of removed rules
                 rules=sorted(r.name for r in workflow.rules),
                 # the timing jobs (they claim every machine share: sized(timing=True)), marked on the run's timeline

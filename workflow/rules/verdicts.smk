@@ -27,7 +27,9 @@ rule report_compare:
             "adbench.verdicts.job:measure_comparison",
             packages=(),
             # settings: documented rows declared under other settings are not judged (common.smk)
-            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
+            args=dict(
+                reduced=config["reduced_sizes"], families=family_params(), settings=run_settings(), models=list(MODELS)
+            ),
         ),
     script:
         SCRIPT("measure")
@@ -42,8 +44,8 @@ rule report_claims:
         table=source_file(ROOT / "src/adbench/data/claims.csv"),
         # the testable conclusions the table leaves out, with why: the coverage's denominator with the table
         left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
-        # which GPT-2 ran: pretrained-scope claims are judged only on the real weights
-        model=[str(rules.gpt2_model.output.model)] if "gpt2" in FAMILIES else [],
+        # which weights ran, per family that declared a model record: pretrained-scope claims need the real ones
+        model=list(MODELS.values()),
     output:
         claims="results/claims.csv",
         claims_summary="results/claims_summary.csv",

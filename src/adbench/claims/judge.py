@@ -26,7 +26,7 @@ def load_judged(path: str | Path) -> pd.DataFrame:
 
 
 def tables_from(paths: list[str], results_dir: str = "results") -> dict[str, pd.DataFrame]:
-    """'results/S5/sweep.csv' -> {'S5/sweep': DataFrame} for every CSV among `paths`."""
+    """'results/X1/table.csv' -> {'X1/table': DataFrame} for every CSV among `paths`."""
     out = {}
     for p in map(Path, paths):
         if p.suffix == ".csv":
@@ -38,7 +38,8 @@ def tables_from(paths: list[str], results_dir: str = "results") -> dict[str, pd.
 @dataclass(frozen=True)
 class Run:
     """What the judge needs to know about the run besides its tables: reduced sizes, which weights each model
-    record says ran ({'gpt2': 'random-init'}), and the configuration (None: not known, judged as configured)."""
+    record says ran (model name -> its model_source, e.g. 'random-init'), and the configuration (None: not known,
+    judged as configured)."""
     reduced: bool = False
     models: Mapping[str, str] | None = None
     settings: Mapping[str, Any] | None = None
@@ -159,12 +160,14 @@ def coverage(judged: pd.DataFrame, left_out: pd.DataFrame) -> pd.DataFrame:
 
 
 def measure_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
-                   families: list[dict], reduced: bool = False, settings: dict | None = None) -> dict:
+                   families: list[dict], reduced: bool = False, settings: dict | None = None,
+                   models: list[str] = ()) -> dict:
     """rule report_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
     `left_out_path`: the conclusions the table leaves out (the coverage's denominator with it); `model`: the
-    model records of the run ({'model_source': ...} per record); `settings`: the run's configuration."""
-    models = {"gpt2": model[0].get("model_source", "")} if model else {}
-    run = Run(reduced=reduced, models=models, settings=settings)
+    model records the families declared ({'model_source': ...} each), `models` their names (a claim's `model`);
+    `settings`: the run's configuration."""
+    sources = {name: rec.get("model_source", "") for name, rec in zip(models, model)}
+    run = Run(reduced=reduced, models=sources, settings=settings)
     judged = judge(table.load(table_path), tables_from(files_path), run)
     return {"claims": judged, "claims_summary": counts(judged, from_dicts(families)),
             "claims_coverage": coverage(judged, table.load_left_out(left_out_path))}

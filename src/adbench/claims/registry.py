@@ -1,6 +1,6 @@
 """The claims registry, and the helpers every family's `claims.py` writes its relations with.
 
-A relation is a small pure function over a run's tables ({"S1/gradients": DataFrame, ...}: the CSVs under
+A relation is a small pure function over a run's tables ({"X1/table": DataFrame, ...}: the CSVs under
 results/<ID>/, keyed as `results/` names them). It returns an Outcome: the verdict, a reason that prints
 the numbers the verdict rests on, and the checks behind it. Each check carries its margin, the distance of
 the data from its boundary in the check's own unit (positive on the holding side), and the band within

@@ -25,7 +25,7 @@ from . import SECTION, section
 
 
 def _key(path: Path, results: Path) -> str:
-    """'results/S5/sweep.csv' -> 'S5/sweep'."""
+    """'results/X1/table.csv' -> 'X1/table'."""
     rel = path.relative_to(results) if path.is_relative_to(results) else path
     return str(rel.with_suffix("")).replace("\\", "/")
 
@@ -92,7 +92,7 @@ SETTING_FORMATS = {"num": prose_number, "series": series, "percent": percent, "r
 
 
 def setting_lookup(config: dict):
-    """`setting("gpt2.g3_layers", "series")` for the templates: a value of this run's config, formatted
+    """`setting("family.layers", "series")` for the templates: a value of this run's config, formatted
     for prose. Rendering with partial data (tests, a family without its config section) prints the
     key's name instead of failing, so StrictUndefined still catches every other slip."""
     def setting(path: str, how: str = "num"):
@@ -227,13 +227,13 @@ def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Env
 
 
 def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
-           families: list[Family] = (), config: dict | None = None, model: dict | None = None,
+           families: list[Family] = (), config: dict | None = None, models: dict | None = None,
            claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
            claims_coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> str:
     """Render report.html.j2 from `template_dir` into an HTML string; one section per family.
 
     `config`: the run's configuration, which the templates read instead of restating it (`setting`);
-    `model`: results/gpt2/model.json, which GPT-2 ran (None without a GPT-2 family: no banner);
+    `models`: family key -> its model record (which weights ran), for the family's banner and section;
     `claims`, `claims_summary`: results/claims.csv and its counts (None: the Conclusions section says so)."""
     config = config or {}
     env = environment_for(template_dir, config)
@@ -254,7 +254,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "totals": tally(comparison.status)["counts"], "overall": tally(comparison.status), "statuses": STATUSES,
         "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
-        "config": config, "model": model, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
+        "config": config, "models": models or {}, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
         "claims": claims_context(claims, claims_summary, claims_coverage, left_out),
         "claim_changes": {},  # archive -> claims whose verdict changed (measure_report fills it)
@@ -264,13 +264,14 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
 
 
 def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
-                   reduced: bool, rules: list[str], families: list[dict], settings: dict,
+                   reduced: bool, rules: list[str], families: list[dict], settings: dict, models: list[str] = (),
                    claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
                    claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
                    left_out_path: str | None = None, template_dir: str | None = None,
                    timing_rules: list[str] = ()) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
-    (`files_path`); `model`: [results/gpt2/model.json] when the run has a GPT-2 family, else [];
+    (`files_path`); `model`: the model records the families declared (common.smk model_record), `models` their
+    family keys, in the same order;
     `claims_path`, `left_out_path`: results/claims.csv and the conclusions the claims table leaves out, each read
     by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules that run
     alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
@@ -288,6 +289,6 @@ def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: 
     extra = {"changes": changes, "bench": benchmarks(rules=set(rules)), "reduced": reduced, "integrity": integrity,
              "claim_changes": claim_changes_context(claims_changes), "timeline": timeline}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
-                  families=from_dicts(families), config=settings, model=model[0] if model else None,
+                  families=from_dicts(families), config=settings, models=dict(zip(models, model)),
                   claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage, left_out=left_out)
     return {"html": html.encode("utf-8"), "run_cost": runcost.table(jobs, cost)}

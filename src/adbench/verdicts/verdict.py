@@ -52,7 +52,7 @@ def _unscored(kind: str, model_source, unit: str, reduced: bool) -> str:
     if kind == "config":
         return "echoes the configuration: shown, not scored"
     if kind == "pretrained" and not is_blank(model_source) and model_source != "pretrained":
-        return (f"measured on a {model_source} GPT-2, not the pinned pretrained weights; "
+        return (f"measured on {model_source} weights, not the pinned pretrained ones; "
                 "the documented value needs those weights")
     if kind == "timing" and unit in TIME_UNITS:
         return "absolute wall-clock time measures the CPU as much as the code; only ratios are judged"
