@@ -55,8 +55,7 @@ def _fake_vs_real(nets: dict, x: torch.Tensor, batches, kinds_ckpt) -> list[tupl
 
 def test_fake_rows_equal_real_rows_in_every_case(tiny):
     nets, x = tiny
-    every = lambda arch: [(k, c) for k in ("sdpa", "eager") for c in (False, True)]  # noqa: E731
-    cases = _fake_vs_real(nets, x, (1, BATCH), every)
+    cases = _fake_vs_real(nets, x, (1, BATCH), lambda arch: [(k, c) for k in ("sdpa", "eager") for c in (False, True)])
     assert len(cases) == 16
     for case, real, fake in cases:
         assert fake == real, case

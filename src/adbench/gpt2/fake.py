@@ -3,13 +3,15 @@
 `account` (saved.py) reads only what autograd saves: each tensor's shape, dtype and storage. Under
 `FakeTensorMode` every op produces a tensor with those properties and no data (a meta storage, aliasing
 kept), so the same saved-tensor hooks count the same bytes for almost nothing: G6's batch of eight
-1,024-token sequences costs milliseconds instead of a minute. This is how torch's own memory estimators
-work (torch.distributed._tools' MemTracker, torchtitan's memory estimation: model and inputs fake).
+1,024-token sequences costs a fraction of a second instead of most of a minute. This is how torch's own
+memory estimators work (torch.distributed._tools' MemTracker, torchtitan's memory estimation: model and
+inputs fake).
 
 Equal counts take two precautions, each proven by tests/test_gpt2_memory.py against the real accounting:
 - The module's parameters and buffers are converted once, by one mode, into a copy of the module. The
   ledger then recognises them as parameters, and the tied token table stays one storage. A real module
-  fed fake inputs (`allow_non_fake_inputs`) converts each parameter afresh at use, so none is recognised.
+  fed fake inputs (`allow_non_fake_inputs`) converts parameters at use, into storages the ledger (built
+  from the real ones) does not know: they are counted as activations.
   The mode allows no real tensor in, so a tensor the conversion missed raises rather than miscounts.
 - transformers reads data it cannot read from a fake tensor: see `_one_sequence_per_row`.
 """

@@ -39,7 +39,8 @@ def _accounting(net, x: torch.Tensor, batch: int, fake: bool) -> tuple[list[dict
     counter = FakeAccounting(net) if fake else Accounting(net)
     dropped = _dropped(counter, x, batch)
     if fake and not _same_counts(kept, dropped[:2]):  # e.g. a library release that reads data a fake lacks
-        log.warning("fake-tensor counts differ from the real forward's; counting the dropped rows for real")
+        log.warning("fake-tensor counts %s differ from the real forward's %s; counting the dropped rows for real",
+                    _counts(dropped[:2]), _counts(kept))
         counter = Accounting(net)
         dropped = _dropped(counter, x, batch)
     return kept + dropped, by_node, counter
@@ -58,8 +59,12 @@ def _kind(counter: Accounting) -> str:
     return "fake tensors" if isinstance(counter, FakeAccounting) else "real forward"
 
 
+def _counts(rows: list[dict]) -> list[list[int]]:
+    return [[r[k] for k in COUNTS] for r in rows]
+
+
 def _same_counts(rows: list[dict], others: list[dict]) -> bool:
-    return [[r[k] for k in COUNTS] for r in rows] == [[r[k] for k in COUNTS] for r in others]
+    return _counts(rows) == _counts(others)
 
 
 def _set_hf_attention(net, kind: str) -> None:
@@ -155,13 +160,15 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
 
 
 def architectures(saved: pd.DataFrame, batch: int) -> pd.DataFrame:
-    """The two architectures side by side: what each keeps, counted both ways (from the saved table)."""
+    """The two architectures side by side: what each keeps, counted both ways (from the saved table's
+    dropped rows: the batch is counted only there)."""
     dropped = saved[~saved.kept].set_index(["arch", "batch", "checkpoint"])
     cases = [("one sequence", 1, False), (f"batch {batch}", batch, False), (f"batch {batch}, checkpointed", batch, True)]
     rows = []
     for label, b, ckpt in cases:
         for col, what in (("unique_storage_bytes", "unique storage bytes"), ("bytes_per_hook_call", "bytes per hook call"),
                           ("hook_calls", "hook calls")):
-            r = {"case": label, "count": what, **{a: dropped.loc[(a, b, ckpt), col] for a in ARCHS}}
+            r = {"case": label, "count": what,
+                 **{a: dropped.loc[(a, b, ckpt), col] for a in ARCHS}}
             rows.append(r | {"nanogpt_over_transformers": r["nanogpt"] / r["transformers"]})
     return pd.DataFrame(rows)
