@@ -158,6 +158,16 @@ def test_g6_falls_back_to_real_forwards_when_fake_counts_disagree(record, real_j
     assert (out["saved"].hook_calls > 0).all()
 
 
+def test_g6_counts_for_real_where_transformers_lacks_the_patched_function(record, real_job, monkeypatch):
+    """A transformers release without `find_packed_sequence_indices` gets real forwards, not an unpatched fake."""
+    from adbench.gpt2 import memory
+
+    monkeypatch.setattr(memory, "supported", lambda: False)
+    out = _job(record, True)
+    assert out["_meta"]["dropped_rows_counted_on"] == {"transformers": "real forward", "nanogpt": "real forward"}
+    pd.testing.assert_frame_equal(_deterministic("saved", out["saved"]), _deterministic("saved", real_job["saved"]))
+
+
 def test_full_size_batch_one_fake_equals_real():
     """GPT-2 small at 1,024 tokens, one sequence sliced from a batch of 8 as in the job: both architectures,
     plain and checkpointed with the configured kernel, and the other kernel plain (the attention table).

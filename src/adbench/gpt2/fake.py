@@ -44,12 +44,22 @@ def _one_sequence_per_row(position_ids: torch.Tensor) -> None:
     return None
 
 
+PATCHED = "find_packed_sequence_indices"
+
+
+def supported() -> bool:
+    """Whether this transformers has the function `_as_in_real_forward` answers (else count for real)."""
+    from transformers import masking_utils
+
+    return hasattr(masking_utils, PATCHED)
+
+
 @contextlib.contextmanager
 def _as_in_real_forward():
     """transformers' data-dependent mask decision, made as the real forward makes it."""
     from transformers import masking_utils
 
-    with mock.patch.object(masking_utils, "find_packed_sequence_indices", _one_sequence_per_row):
+    with mock.patch.object(masking_utils, PATCHED, _one_sequence_per_row):
         yield
 
 

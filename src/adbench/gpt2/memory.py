@@ -14,7 +14,7 @@ import torch
 from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
 from .arch import CANDIDATE
 from .common import load_model
-from .fake import FakeAccounting
+from .fake import FakeAccounting, supported
 from .nanogpt import from_gpt2, set_attention
 from .saved import COUNTS, Accounting, account, step
 from .values import memory_values
@@ -117,7 +117,7 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     dev = next(loaded.model.parameters()).device
     x = torch.tensor(ids, device=dev).view(batch, seq_len)  # (B, T): consecutive chunks of the corpus
     # fake tensors count on the CPU only: on CUDA a row also measures the allocator's growth, which needs real tensors
-    fake = fake and dev.type == "cpu"
+    fake = fake and dev.type == "cpu" and supported()
     saved, by_node, counters = [], [], {}
     for arch, net in nets.items():
         rows, nodes, counters[arch] = _accounting(net, x, batch, fake)
