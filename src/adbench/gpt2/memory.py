@@ -14,8 +14,9 @@ import torch
 from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
 from .arch import CANDIDATE
 from .common import load_model
+from .fake import FakeAccounting, supported
 from .nanogpt import from_gpt2, set_attention
-from .saved import account, step
+from .saved import COUNTS, Accounting, account, step
 from .values import memory_values
 
 log = logging.getLogger(__name__)
@@ -25,39 +26,69 @@ FP32 = 4  # bytes per float32 element
 ARCHS = ("transformers", "nanogpt")
 
 
-def _accounting(net, x: torch.Tensor, batch: int) -> tuple[list[dict], list[dict]]:
-    """The six saved-tensor rows (batch 1 kept and dropped, the batch dropped; plain and checkpointed)
-    and the by-node breakdown of the plain, kept sequence."""
-    rows, by_node = [], []
-    for b, keep in ((1, True), (1, False), (batch, False)):
+def _accounting(net, x: torch.Tensor, batch: int, fake: bool) -> tuple[list[dict], list[dict], Accounting]:
+    """The six saved-tensor rows (batch 1 kept and dropped, the batch dropped; plain and checkpointed), the
+    by-node breakdown of the plain, kept sequence, and the counter of the dropped rows (the attention's too).
+    The kept rows run for real (they run backward); the dropped ones on fake tensors when `fake`, unless
+    those disagree with the kept rows, which count the same forward (checked on every run)."""
+    kept = []
+    for ckpt in (False, True):
+        log.info("saved-tensor accounting: batch 1, checkpoint %s, kept", ckpt)
+        kept.append(account(net, x[:1], ckpt, True))
+    by_node = kept[0].pop("_by_node")  # the plain, kept sequence: breakdown by node type
+    counter = FakeAccounting(net) if fake else Accounting(net)
+    dropped = _dropped(counter, x, batch)
+    if fake and not _same_counts(kept, dropped[:2]):  # e.g. a library release that reads data a fake lacks
+        log.warning("fake-tensor counts %s differ from the real forward's %s; counting the dropped rows for real",
+                    _counts(dropped[:2]), _counts(kept))
+        counter = Accounting(net)
+        dropped = _dropped(counter, x, batch)
+    return kept + dropped, by_node, counter
+
+
+def _dropped(counter: Accounting, x: torch.Tensor, batch: int) -> list[dict]:
+    rows = []
+    for b in (1, batch):
         for ckpt in (False, True):
-            log.info("saved-tensor accounting: batch %d, checkpoint %s, %s", b, ckpt, "kept" if keep else "dropped")
-            r = account(net, x[:b], ckpt, keep)
-            by_node = r.pop("_by_node", by_node)  # the plain, kept sequence: breakdown by node type
-            rows.append(r)
-    return rows, by_node
+            log.info("saved-tensor accounting: batch %d, checkpoint %s, dropped (%s)", b, ckpt, _kind(counter))
+            rows.append(counter(x[:b], ckpt))
+    return rows
+
+
+def _kind(counter: Accounting) -> str:
+    return "fake tensors" if isinstance(counter, FakeAccounting) else "real forward"
+
+
+def _counts(rows: list[dict]) -> list[list[int]]:
+    return [[r[k] for k in COUNTS] for r in rows]
+
+
+def _same_counts(rows: list[dict], others: list[dict]) -> bool:
+    return _counts(rows) == _counts(others)
 
 
 def _set_hf_attention(net, kind: str) -> None:
     net.set_attn_implementation(kind)  # transformers reads it again at every forward
 
 
-def _attention(nets: dict, x: torch.Tensor) -> pd.DataFrame:
+SWITCH = {"transformers": _set_hf_attention, "nanogpt": set_attention}
+CONFIGURED = {"transformers": "eager", "nanogpt": "sdpa"}  # the kernels the saved rows and the timing use
+
+
+def _attention(counters: dict[str, Accounting], x: torch.Tensor) -> pd.DataFrame:
     """One sequence, no checkpointing: the fused kernel (SDPA) against explicit softmax(QK^T)V, same weights.
     score_bytes: one fp32 (B, heads, T, T) matrix per layer, what an explicit attention materializes."""
-    switch = {"transformers": _set_hf_attention, "nanogpt": set_attention}
     rows = []
-    for arch, net in nets.items():
-        cfg = net.config
+    for arch, counter in counters.items():
+        cfg = counter.module.config
         for kind in ("sdpa", "eager"):
-            switch[arch](net, kind)
-            r = account(net, x, False, False)
+            SWITCH[arch](counter.module, kind)
+            r = counter(x, False)
             rows.append({"arch": arch, "attention": kind, "batch": r["batch"], "tokens": r["tokens"],
                          **{k: r[k] for k in ("hook_calls", "bytes_per_hook_call", "unique_storages",
                                               "unique_storage_bytes", "largest_storage_bytes")},
                          "score_bytes": cfg.n_layer * r["batch"] * cfg.n_head * r["tokens"] ** 2 * FP32})
-    _set_hf_attention(nets["transformers"], "eager")  # back to the configured kernels
-    set_attention(nets["nanogpt"], "sdpa")
+        SWITCH[arch](counter.module, CONFIGURED[arch])  # back (a real counter's module is the timed net)
     return pd.DataFrame(rows)
 
 
@@ -72,9 +103,11 @@ def _cuda_peak(net, x: torch.Tensor) -> dict:
 
 
 def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batch: int, timing_rounds: int,
-                   timing_warmup: int, seed: int, device: str = "cpu", timing_retries: int = 0) -> dict:
+                   timing_warmup: int, seed: int, device: str = "cpu", timing_retries: int = 0,
+                   fake: bool = True) -> dict:
     """Saved bytes (per hook call / unique storages), log-probability share, peak RSS, checkpoint time ratio,
-    for each architecture."""
+    for each architecture. `fake`: count the dropped rows on fake tensors (False: every forward real, the
+    tests' oracle)."""
     loaded = load_model(model, device)  # model: gpt2_model's record (model.json); text: the corpus
     info = loaded.info
     ids = loaded.tokenizer.encode(text)[: batch * seq_len]
@@ -83,15 +116,17 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     nets = {"transformers": loaded.model, "nanogpt": from_gpt2(loaded.model)}  # the same weights
     dev = next(loaded.model.parameters()).device
     x = torch.tensor(ids, device=dev).view(batch, seq_len)  # (B, T): consecutive chunks of the corpus
-    saved, by_node = [], []
+    # fake tensors count on the CPU only: on CUDA a row also measures the allocator's growth, which needs real tensors
+    fake = fake and dev.type == "cpu" and supported()
+    saved, by_node, counters = [], [], {}
     for arch, net in nets.items():
-        rows, nodes = _accounting(net, x, batch)
+        rows, nodes, counters[arch] = _accounting(net, x, batch, fake)
         saved += [{"arch": arch, **r} for r in rows]
         by_node += [{"arch": arch, **r} for r in nodes]
     saved = pd.DataFrame(saved)
     vocab = loaded.model.config.vocab_size
     saved["logprob_bytes"] = saved.batch * seq_len * vocab * FP32
-    attention = _attention(nets, x[:1])
+    attention = _attention(counters, x[:1])
     xt = x[:timing_batch]
     summary, frames, loads = [], [], {}
     for arch in ARCHS:  # plain and checkpointed interleaved, one architecture at a time
@@ -120,17 +155,20 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     nano["weights"] = "copied from the transformers model (model_source)"
     return {"values": values, "saved": saved, "summary": summary, "timing": pd.concat(frames, ignore_index=True),
             "by_node": by_node, "attention": attention, "architectures": architectures(saved, batch),
-            "_meta": {**info, **loads["transformers"], "nanogpt_timing": loads["nanogpt"], "nanogpt": nano}}
+            "_meta": {**info, **loads["transformers"], "nanogpt_timing": loads["nanogpt"], "nanogpt": nano,
+                      "dropped_rows_counted_on": {a: _kind(c) for a, c in counters.items()}}}
 
 
 def architectures(saved: pd.DataFrame, batch: int) -> pd.DataFrame:
-    """The two architectures side by side: what each keeps, counted both ways (from the saved table)."""
-    kept = saved[~saved.kept].set_index(["arch", "batch", "checkpoint"])
+    """The two architectures side by side: what each keeps, counted both ways (from the saved table's
+    dropped rows: the batch is counted only there)."""
+    dropped = saved[~saved.kept].set_index(["arch", "batch", "checkpoint"])
     cases = [("one sequence", 1, False), (f"batch {batch}", batch, False), (f"batch {batch}, checkpointed", batch, True)]
     rows = []
     for label, b, ckpt in cases:
         for col, what in (("unique_storage_bytes", "unique storage bytes"), ("bytes_per_hook_call", "bytes per hook call"),
                           ("hook_calls", "hook calls")):
-            r = {"case": label, "count": what, **{a: kept.loc[(a, b, ckpt), col] for a in ARCHS}}
+            r = {"case": label, "count": what,
+                 **{a: dropped.loc[(a, b, ckpt), col] for a in ARCHS}}
             rows.append(r | {"nanogpt_over_transformers": r["nanogpt"] / r["transformers"]})
     return pd.DataFrame(rows)
