@@ -162,8 +162,11 @@ def test_sample_test_needs_significance_and_effect():
     assert not sample_test(few, _samples(base[:3] * 1.3, torch[:3]), "tape_median_min_us", 0.10)[0]  # 3 vs 3: p >= 0.1
 
 
-def test_sample_test_picks_each_g6_architectures_pair_from_one_file():
-    # G6's timing.csv holds both architectures: plain/checkpoint (transformers), nanogpt_plain/nanogpt_checkpoint
+def test_sample_test_reads_the_declared_pair_from_a_file_of_four_candidates():
+    """A samples file with two architectures' candidates (G6): each quantity's pair comes from the job's declared
+    timing pairs (timing_pairs.csv, as gpt2.memory.timing_pairs writes it)."""
+    from adbench.gpt2.memory import timing_pairs
+
     rng = np.random.default_rng(2)
     plain, ckpt = rng.lognormal(np.log(6000), 0.02, 11), rng.lognormal(np.log(6500), 0.02, 11)
 
@@ -173,11 +176,11 @@ def test_sample_test_picks_each_g6_architectures_pair_from_one_file():
                 for r, v in enumerate(vals)]
         return pd.DataFrame(rows)
     old, new = g6(1.0), g6(1.4)  # only nanoGPT's checkpointed time moved
-    assert sample_test(old, new, "checkpoint_time_overhead_pct", 0.10)[0]                    # the documents' (nanoGPT) pair
-    assert not sample_test(old, new, "checkpoint_time_overhead_pct_transformers", 0.10)[0]   # control: transformers' pair
-    with pytest.raises(ValueError, match="expected two candidates"):  # a third candidate nobody owns is an error
-        sample_test(pd.concat([old, old[old.candidate == "plain"].assign(candidate="extra")]), new,
-                    "checkpoint_time_overhead_pct_transformers", 0.10)
+    pairs = (timing_pairs(), timing_pairs())
+    assert sample_test(old, new, "checkpoint_time_overhead_pct", 0.10, pairs)[0]                   # the documents' pair
+    assert not sample_test(old, new, "checkpoint_time_overhead_pct_transformers", 0.10, pairs)[0]  # control: the other
+    with pytest.raises(ValueError, match="expected two candidates"):  # four candidates and no declared pair: an error
+        sample_test(old, new, "checkpoint_time_overhead_pct_transformers", 0.10)
 
 
 def _run(root, tape, torch, code="abc", torch_version="2.13.0"):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adbench.families import Family, from_workflow
+from adbench.families import Family
+from workflow_inspect import from_workflow
 from conftest import ROOT, SMOKE, planned_jobs, snakemake
 
 GUIDE = ROOT / "docs/adding-a-family.md"
@@ -150,7 +151,7 @@ def _unrequested(outputs: dict[str, list[str]], targets: list[str], skip=("all",
 
 
 def test_every_output_of_every_rule_is_a_default_target(tmp_path):
-    from adbench.families import inspect_workflow
+    from workflow_inspect import inspect_workflow
 
     for configs in (("config.yaml",), ("config.yaml", ".test/config.yaml")):
         outputs, targets = inspect_workflow(ROOT, configs, _outputs_and_targets)
@@ -181,7 +182,7 @@ def _function(ref: str):
 
 
 def test_every_id_has_one_rule_one_function_one_section_and_a_test():
-    from adbench.families import inspect_workflow
+    from workflow_inspect import inspect_workflow
     from adbench.render import PACKAGE, section
 
     by_id = inspect_workflow(ROOT, ("config.yaml",), _paths_by_id)

@@ -7,7 +7,7 @@ import pytest
 
 from adbench.verdicts import documented
 from adbench.verdicts.verdict import KINDS, compare, format_like, parse_printed, verdict, within
-from adbench.families import from_workflow
+from workflow_inspect import from_workflow
 from conftest import ROOT
 
 

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from adbench.families import from_workflow
+from workflow_inspect import from_workflow
 
 pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

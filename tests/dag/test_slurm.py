@@ -39,7 +39,7 @@ CLUSTER = ROOT / "tests/dag/cluster"
 
 def exclusive_rules(configs=("config.yaml",)) -> dict[str, set[str]]:
     """Rules that claim the whole machine locally, and those that ask SLURM for a node of their own."""
-    from adbench.families import inspect_workflow
+    from workflow_inspect import inspect_workflow
 
     def look(wf):
         res = {r.name: r.resources for r in wf.rules}

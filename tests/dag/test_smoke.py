@@ -9,7 +9,7 @@ import pytest
 
 from adbench.verdicts import documented
 from adbench.verdicts.documented import load
-from adbench.families import from_workflow
+from workflow_inspect import from_workflow
 from conftest import SMOKE, snakemake
 
 pytestmark = pytest.mark.slow

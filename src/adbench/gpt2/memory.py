@@ -12,7 +12,7 @@ import pandas as pd
 import torch
 
 from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
-from .arch import CANDIDATE
+from .arch import CANDIDATE, SUFFIX
 from .common import load_model
 from .fake import FakeAccounting, supported
 from .nanogpt import from_gpt2, set_attention
@@ -128,13 +128,16 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     saved["logprob_bytes"] = saved.batch * seq_len * vocab * FP32
     attention = _attention(counters, x[:1])
     xt = x[:timing_batch]
+    # At batch 1 the accounting's kept rows already ran each candidate's forward+backward for real, on these
+    # tensors: that is the first warm-up pass of each (the same kernels and shapes), so the timing skips it.
+    warmup = max(timing_warmup - 1, 0) if timing_batch == 1 else timing_warmup
     summary, frames, loads = [], [], {}
     for arch in ARCHS:  # plain and checkpointed interleaved, one architecture at a time
         log.info("timing %d rounds of forward+backward at batch %d, plain vs checkpointed, %s", timing_rounds,
                  timing_batch, arch)
         names = {kind: f"{CANDIDATE[arch]}{kind}" for kind in ("plain", "checkpoint")}
         candidates = {names[k]: partial(step, nets[arch], xt, k == "checkpoint") for k in names}
-        samples, loads[arch] = timed_attempts(candidates, {c: 1 for c in candidates}, timing_rounds, timing_warmup,
+        samples, loads[arch] = timed_attempts(candidates, {c: 1 for c in candidates}, timing_rounds, warmup,
                                               seed, timing_retries)
         frames.append(samples)
         med = reported(samples).groupby("candidate").per_call_us.median()
@@ -154,9 +157,19 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
     nano = nets["nanogpt"].config.to_dict()
     nano["weights"] = "copied from the transformers model (model_source)"
     return {"values": values, "saved": saved, "summary": summary, "timing": pd.concat(frames, ignore_index=True),
+            "timing_pairs": timing_pairs(),
             "by_node": by_node, "attention": attention, "architectures": architectures(saved, batch),
             "_meta": {**info, **loads["transformers"], "nanogpt_timing": loads["nanogpt"], "nanogpt": nano,
-                      "dropped_rows_counted_on": {a: _kind(c) for a, c in counters.items()}}}
+                      "dropped_rows_counted_on": {a: _kind(c) for a, c in counters.items()},
+                      "timing_warmup_passes": {"configured": timing_warmup, "run": warmup,
+                                               "from_the_accounting": timing_warmup - warmup}}}
+
+
+def timing_pairs() -> pd.DataFrame:
+    """Which two timing candidates each timed quantity compares (checkpointed over plain, per architecture): the
+    history tests a move on exactly these samples (adbench.history.timing_moves reads this table)."""
+    return pd.DataFrame([{"quantity": f"checkpoint_time_overhead_pct{SUFFIX[a]}", "numerator": f"{CANDIDATE[a]}checkpoint",
+                          "denominator": f"{CANDIDATE[a]}plain"} for a in ARCHS])
 
 
 def architectures(saved: pd.DataFrame, batch: int) -> pd.DataFrame:

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..gpt2.arch import arch_candidates
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney test
 EXACT_MAX = 400  # exact null distribution when n1 * n2 is at most this and there are no ties
@@ -93,16 +92,25 @@ def provenance(root: Path, mid: str) -> dict | None:
             "versions": {k: v for k, v in meta["versions"].items() if k not in _NOT_TIMED}}
 
 
-def _series(samples: pd.DataFrame, quantity: str) -> tuple[np.ndarray, str]:
-    """The raw values a timing quantity summarises: one candidate's per-call times, or the paired log ratios."""
+def pairs_file(root: Path, mid: str) -> Path | None:
+    """A measurement's declared timing pairs (timing_pairs.csv: quantity, numerator, denominator), written by a job
+    that times more than two candidates in one samples file; None when it times a single pair."""
+    path = Path(root) / mid / "timing_pairs.csv"
+    return path if path.exists() else None
+
+
+def _series(samples: pd.DataFrame, quantity: str, pairs: pd.DataFrame | None = None) -> tuple[np.ndarray, str]:
+    """The raw values a timing quantity summarises: one candidate's per-call times, or the paired log ratios of its
+    two candidates (the file's only two, or the pair `pairs` declares for the quantity)."""
     m = _MEDIAN.match(quantity)
     cands = sorted(samples.candidate.unique())
     if m and m.group(1) in cands:
         return samples.loc[samples.candidate == m.group(1), "per_call_us"].to_numpy(), "times"
-    if len(cands) > 2:  # G6 times both architectures in one file: the quantity's own pair
-        cands = arch_candidates(quantity, cands)
+    declared = None if pairs is None else pairs[pairs.quantity == quantity]
+    if declared is not None and len(declared):
+        cands = [declared.numerator.iloc[0], declared.denominator.iloc[0]]
     if len(cands) != 2:
-        raise ValueError(f"timing quantity {quantity!r}: expected two candidates, found {cands}")
+        raise ValueError(f"timing quantity {quantity!r}: expected two candidates, found {cands} and no declared pair")
     index = [c for c in ("process", "round") if c in samples.columns]
     wide = samples.pivot_table(index=index, columns="candidate", values="per_call_us")
     return np.log(wide[cands[0]] / wide[cands[1]]).to_numpy(), "log_ratio"
@@ -115,9 +123,11 @@ def _effect(old: np.ndarray, new: np.ndarray, what: str) -> float:
     return float(math.exp(abs(float(np.median(new) - np.median(old)))) - 1)
 
 
-def sample_test(old: pd.DataFrame, new: pd.DataFrame, quantity: str, threshold: float) -> tuple[bool, str]:
-    """Moved by the raw samples: Mann-Whitney p < ALPHA and |effect| > threshold."""
-    (a, what), (b, _) = _series(old, quantity), _series(new, quantity)
+def sample_test(old: pd.DataFrame, new: pd.DataFrame, quantity: str, threshold: float,
+                pairs: tuple[pd.DataFrame | None, pd.DataFrame | None] = (None, None)) -> tuple[bool, str]:
+    """Moved by the raw samples: Mann-Whitney p < ALPHA and |effect| > threshold (`pairs`: each run's declared
+    timing pairs, when its samples file holds more than two candidates)."""
+    (a, what), (b, _) = _series(old, quantity, pairs[0]), _series(new, quantity, pairs[1])
     _, p = mann_whitney(a, b)
     eff = _effect(a, b, what)
     did = p < ALPHA and abs(eff) > threshold
@@ -158,7 +168,8 @@ def timing_moved(mid: str, quantity: str, old_root, new_root, threshold: float, 
     fa = sample_file(old_root, mid) if old_root else None
     fb = sample_file(new_root, mid) if new_root else None
     if fa and fb:
-        did, rule = sample_test(pd.read_csv(fa), pd.read_csv(fb), quantity, threshold)
+        declared = tuple(pd.read_csv(p) if (p := pairs_file(r, mid)) else None for r in (old_root, new_root))
+        did, rule = sample_test(pd.read_csv(fa), pd.read_csv(fb), quantity, threshold, declared)
     elif spans is not None:
         did, rule = span_test(spans, threshold)
     else:
