@@ -18,7 +18,8 @@ from adbench import provenance  # noqa: E402
 from adbench.gpt2.load import (gpt2_small_parameters, load_resolved, train_fallback_tokenizer,  # noqa: E402
                                unique_parameters)
 from adbench.gpt2.locate import ModelNotFound, weights_location  # noqa: E402
-from adbench.gpt2.resolve import load_gpt2, measure_model  # noqa: E402
+from adbench.gpt2.resolve import measure_model  # noqa: E402
+from testing_tools import load_gpt2  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. " * 40

@@ -18,3 +18,17 @@ def test_new_documented_rows_are_well_formed():
     s7 = d[(d.id == "S7") & d.quantity.str.match(r"(numerical_slope|grad_dot_v|abs_error)_d\d")]
     o1 = d[(d.id == "O1") & d.quantity.str.startswith("gd_final_loss_seed")]
     assert len(s7) == 15 and len(o1) == 10 and set(o1.kind) == {"shape"}
+
+
+def test_the_table_is_sorted_by_id():
+    """Each ID's rows sit together, the IDs in the catalog's order (families S, T, L, O, D, P, G, C; numbers
+    ascending), so a family's rows are one block to read and to edit."""
+    from adbench.verdicts.documented import load
+
+    ids = list(load().id)
+    order = "STLODPGC"
+    keys = [(order.index(i[0]), int(i[1:])) for i in ids]
+    assert keys == sorted(keys), [ids[k] for k in range(1, len(ids)) if keys[k] < keys[k - 1]][:5]
+    # control: one row moved out of its block is caught
+    moved = keys[1:] + keys[:1]
+    assert moved != sorted(moved)

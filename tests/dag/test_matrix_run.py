@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from adbench.matrix.locks import changed, unexplained, versions
+from adbench.matrix.locks import changed, versions
+from testing_tools import unexplained
 from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
 
 
