@@ -18,6 +18,7 @@ import yaml
 from adbench import config as C
 from adbench.config import ConfigError, check_config
 from adbench.gpt2.config_checks import GPT2_SMALL
+from adbench.precision import config_checks as P
 
 from conftest import ROOT, copy_project, planned_jobs, snakemake
 from test_config import deep_update
@@ -271,8 +272,7 @@ def test_matrix_message_names_both_keys_their_shapes_and_the_rule(tiny):
 def test_every_meaning_rule_can_fail(tiny):
     """A check that cannot fail is a defect: every table entry's reason appears in some bad case's message."""
     messages = "\n".join(problems(overlay(text, tiny)) for _, text, _, _ in BAD)
-    reasons = ([e[-1] for e in C.CONFORMING] + [e[-1] for e in C.IN_RANGE] + [e[-1] for e in C.ONE_OF]
-               + [e[-1] for e in C.PARTITIONS] + [e[-1] for e in C.MONOTONIC]
+    reasons = ([e[-1] for kind in C.TABLES for e in C.gathered(kind)]
                + ["not a matrix", "the network has", "a fitted slope needs", "P5 would find no finite scale",
                   "a weight fp16 holds exactly"])
     assert [r for r in reasons if r not in messages] == []
@@ -306,7 +306,7 @@ def test_fp16_exact_agrees_with_numpy(x):
     import numpy as np
 
     with np.errstate(over="ignore"):
-        assert C.fp16_exact(x) is (float(np.float16(x)) == x)
+        assert P.fp16_exact(x) is (float(np.float16(x)) == x)
 
 
 def test_precision_constants_match_the_code_and_fp16():
@@ -316,9 +316,9 @@ def test_precision_constants_match_the_code_and_fp16():
 
     from adbench.precision import scaling
 
-    assert inspect.signature(scaling.dynamic_scale).parameters["max_attempts"].default == C.DYNAMIC_SCALE_ATTEMPTS
+    assert inspect.signature(scaling.dynamic_scale).parameters["max_attempts"].default == P.DYNAMIC_SCALE_ATTEMPTS
     fp16 = lambda x: torch.tensor(x, dtype=torch.float64).to(torch.float16)  # noqa: E731 - as P5 casts
-    assert torch.isfinite(fp16(math.nextafter(C.FP16_OVERFLOW, 0))) and torch.isinf(fp16(C.FP16_OVERFLOW))
+    assert torch.isfinite(fp16(math.nextafter(P.FP16_OVERFLOW, 0))) and torch.isinf(fp16(P.FP16_OVERFLOW))
 
 
 def test_reading_the_config_imports_no_torch():
