@@ -63,7 +63,7 @@ def test_path_route_loads_saved_model(saved, empty_cache):
     _check_loaded(loaded, ids, ref)
     assert loaded.info["model_route"] == "path"
     assert loaded.info["model_source"] == "local"  # not GPT-2 small's shape, so never called pretrained
-    assert loaded.tokenizer.encode("The capital") == loaded.tokenizer.encode("The capital")
+    assert loaded.tokenizer.encode("The capital of France is Paris") == ids[0].tolist()  # the saved tokenizer
     assert load_gpt2("auto", REV, path=str(d)).info["model_route"] == "path"
 
 
