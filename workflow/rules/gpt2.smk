@@ -131,7 +131,9 @@ rule gpt2_memory:
         model=rules.gpt2_model.output.model,
         text=rules.corpus.output.corpus,
     output:
-        **id_outputs("G6", "values", "saved", "by_node", "summary", "timing", "timing_pairs", "attention", "architectures"),
+        **id_outputs(
+            "G6", "values", "saved", "by_node", "summary", "timing", "timing_pairs", "attention", "architectures"
+        ),
     log:
         LOG("gpt2_memory"),
     benchmark:

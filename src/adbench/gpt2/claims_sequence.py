@@ -4,11 +4,9 @@ character model C1 trains), clipping, and per-block gradient norms. Imported by 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..claims import (EPS32, EPS64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation,
+from ..claims import (EPS32, EPS64, Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, near, relation,
                       same_float, sources, times_at_least, ulps_away)
 
 _SURPRISE = "GPT-2 forward (per-token surprise)"
@@ -30,18 +28,6 @@ sources("G8/blocks", {"block": "input", **{c: "GPT-2 backward (per-block gradien
 _CHAR = "character model on held-out text (per-character surprise)"
 sources("C1/surprise", {**{c: _CHAR for c in ("mean_nats", "median_nats", "perplexity", "worst_tenth_share")},
                         "characters": "input", "vocab_size": "input", "uniform_nats": "ln V of the model's vocabulary"})
-
-
-@dataclass(frozen=True)
-class Moves:
-    """Several cells moved together, for an Edge (it takes anything with `apply`): a pretrained claim's control
-    built from random-init tables, where each of the claim's checks fails and one cell cannot make all hold."""
-    moves: tuple[Move, ...]
-
-    def apply(self, tables):
-        for m in self.moves:
-            tables = m.apply(tables)
-        return tables
 
 
 # ---- G5 -----------------------------------------------------------------------------------------------

@@ -46,9 +46,11 @@ def _total_of(t, arrangement: str) -> float:
     return float(d[(d.arrangement == arrangement) & (d.collection == "total")].bytes_per_param.iloc[0])
 
 
-sources("O3/adam_bytes", {c: "torch.optim.AdamW (its real tensors)" for c in
-                         ("optimizer", "state_entries", "param_bytes", "grad_bytes", "moment_tensors", "moment_bytes",
-                          "bookkeeping_bytes", "total_bytes_per_param")} | {"param_elements": "the model"}, by="phase")
+sources("O3/adam_bytes", {c: "torch.optim.AdamW's state (its real tensors)" for c in
+                         ("optimizer", "state_entries", "moment_tensors", "moment_bytes", "bookkeeping_bytes")}
+        | {"param_elements": "the model's parameters", "param_bytes": "the model's parameters",
+           "grad_bytes": "the model's gradients (autograd)",
+           "total_bytes_per_param": "torch.optim.AdamW's state, the model's parameters"}, by="phase")
 
 
 def _adam(t, phase: str):

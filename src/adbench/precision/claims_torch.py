@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..claims import EPS32, Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, row, sources, truthy
+from ..claims import EPS32, Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, relation, row, sources, truthy
 
 sources("P5/grad_scaler", {"step": "input", "inf_injected": "input", "scale_before": "torch GradScaler",
                            "scale_after": "torch GradScaler", "scaled_grad_over_true_grad": "torch GradScaler",
@@ -75,8 +75,10 @@ def sixteen_bit_sum_accumulates_wider(t):
 
 
 @relation("P9/summary", single=True,
-          edge=Edge(Move("P9/summary", {"dtype": "fp16"}, "scaled_to_inf", 1),
-                    Move("P9/summary", {"dtype": "fp16"}, "scaled_to_inf", 0)))
+          edge=Edge(Moves((Move("P9/summary", {"dtype": "fp16"}, "scaled_above_fp16_max", 1),
+                           Move("P9/summary", {"dtype": "fp16"}, "scaled_to_inf", 1))),
+                    Moves((Move("P9/summary", {"dtype": "fp16"}, "scaled_above_fp16_max", 1),
+                           Move("P9/summary", {"dtype": "fp16"}, "scaled_to_inf", 0)))))
 def scale_pushes_some_past_fp16_max(t):
     """The scale that rescues tiny gradients pushes some of the largest past fp16's ceiling: at least one value becomes
     inf, each inf is a value above the largest finite fp16, and they are a few beside the rescued millions (at most a
