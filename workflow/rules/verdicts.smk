@@ -27,9 +27,7 @@ rule report_compare:
             "adbench.verdicts.job:measure_comparison",
             packages=(),
             # settings: documented rows declared under other settings are not judged (common.smk)
-            args=dict(
-                reduced=config["reduced_sizes"], families=family_params(), settings=run_settings(), models=list(MODELS)
-            ),
+            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
         ),
     script:
         SCRIPT("measure")
@@ -64,7 +62,9 @@ rule report_claims:
             "adbench.claims.judge:measure_claims",
             packages=(),
             # settings: claims tied to the documents' settings are not judged under others (common.smk)
-            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
+            args=dict(
+                reduced=config["reduced_sizes"], families=family_params(), settings=run_settings(), models=list(MODELS)
+            ),
         ),
     script:
         SCRIPT("measure")
