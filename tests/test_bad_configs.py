@@ -5,24 +5,23 @@ the DAG, the memory or the run time, cross-key constraints, and (MEANING) values
 alone that do not fit together: shapes that must conform, indices in range, parts that add
 up, sweeps in the order the code assumes, each beside a valid neighbour that must pass.
 Every overlay is checked directly; one per class (NaN, inf, each bound class, each
-issue-named cross-key check, each kind of meaning check) also goes through a Snakemake dry
-run of a project copy.
+cross-key check between two families' keys, each kind of meaning check) also goes through a
+Snakemake dry run of a project copy. adbench.config's own machinery (messages per schema error,
+the helpers, the gathering of the families' tables) is tested in tests/test_config.py.
 """
 
-import copy
 import math
 
 import pytest
 import yaml
 
 from adbench import config as C
-from adbench.config import ConfigError, check_config
 from adbench.gpt2.config_checks import GPT2_SMALL
+from adbench.precision.config_checks import DYNAMIC_SCALE_ATTEMPTS, FP16_OVERFLOW, fp16_exact
 
-from conftest import ROOT, copy_project, planned_jobs, snakemake
-from test_config import deep_update
+from conftest import copy_project, planned_jobs, snakemake
+from test_config import merged, problems
 
-SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 TINY = "A corpus of fifty characters, far too short here.\n"
 
 # (case id, YAML overlay on config.yaml, keys the message must name, also run a Snakemake dry run)
@@ -70,9 +69,8 @@ BAD = [
      ["optim.o3.adam_arrangement", "optim.o3.arrangements"], False),
     ("sweep_exponents", "precision: {rel_error_sweep: {lo_exp: 0, hi_exp: 0, points: 11}}",
      ["precision.rel_error_sweep.lo_exp", "precision.rel_error_sweep.hi_exp"], False),
-    ("strict_number", "strict: 1", ["strict"], False),   # make report STRICT=1 passes strict=True, not 1
 ]
-# Issue 19 point 3, values each valid alone that do not fit together: (case id, bad overlay, keys the
+# Values each valid alone that do not fit together: (case id, bad overlay, keys the
 # message must name, a valid neighbour that must pass, also run a Snakemake dry run). One dry run per kind.
 MEANING = [
     # (a) shapes that must conform
@@ -208,19 +206,6 @@ def overlay(text: str, tiny) -> dict:
     return yaml.safe_load(text.replace("{tiny}", str(tiny)))
 
 
-def merged(over: dict) -> dict:
-    return deep_update(yaml.safe_load((ROOT / "config.yaml").read_text()), copy.deepcopy(over))
-
-
-def problems(over: dict) -> str:
-    """check_config's message for config.yaml + overlay ('' when it passes)."""
-    try:
-        check_config(merged(over), SCHEMA)
-    except ConfigError as err:
-        return str(err)
-    return ""
-
-
 @pytest.mark.parametrize("case", BAD, ids=IDS)
 def test_bad_overlay_is_refused_naming_its_keys(case, tiny):
     _, text, keys, _ = case
@@ -228,22 +213,6 @@ def test_bad_overlay_is_refused_naming_its_keys(case, tiny):
     assert message.startswith("invalid configuration")
     for key in keys:
         assert f"'{key}'" in message, (key, message)
-
-
-def test_strict_is_a_boolean_and_the_command_line_spelling_is_named():
-    """`--config strict=true` reaches the config as the text 'true' (Snakemake reads only True / False as
-    booleans): the message says how to write it. Negative control: both booleans pass."""
-    message = problems({"strict": "true"})
-    assert "config key 'strict' = 'true' has the wrong type: expected boolean" in message
-    assert "(on the command line write --config strict=True)" in message
-    assert problems({"strict": True}) == "" and problems({"strict": False}) == ""
-    assert "on the command line" not in problems({"strict": 1})   # a number: no spelling hint
-
-
-def test_bounds_carry_their_reason():
-    message = problems({"timing": {"processes": 21}})
-    assert "'timing.processes' = 21 is out of range: allowed <= 20" in message
-    assert "multiplies the DAG" in message
 
 
 @pytest.mark.parametrize("over", [
@@ -268,36 +237,23 @@ def test_matrix_message_names_both_keys_their_shapes_and_the_rule(tiny):
             "x has 3 columns but w has 2 rows (Y = X W: X's columns must equal W's rows)") in message
 
 
+def _own_problems(module, over: dict) -> list[str]:
+    """What a family's own `checks` says of config.yaml + overlay."""
+    return list(module.checks(merged(over)))
+
+
 def test_every_meaning_rule_can_fail(tiny):
-    """A check that cannot fail is a defect: every table entry's reason appears in some bad case's message."""
+    """A check that cannot fail is a defect: every table entry's reason, gathered from every family, appears
+    in some bad case's message, and every family's own `checks` refuses some bad case."""
     messages = "\n".join(problems(overlay(text, tiny)) for _, text, _, _ in BAD)
-    reasons = ([e[-1] for e in C.CONFORMING] + [e[-1] for e in C.IN_RANGE] + [e[-1] for e in C.ONE_OF]
-               + [e[-1] for e in C.PARTITIONS] + [e[-1] for e in C.MONOTONIC]
+    reasons = ([e[-1] for table in C.TABLES for e in C.gathered(table)]
                + ["not a matrix", "the network has", "a fitted slope needs", "P5 would find no finite scale",
                   "a weight fp16 holds exactly"])
-    assert [r for r in reasons if r not in messages] == []
-
-
-@pytest.mark.parametrize("values, order, broken", [
-    ([0.1, 0.01, 0.001], "strictly monotonic", False),
-    ([1, 2, 3], "strictly monotonic", False),        # either direction: the first change sets it
-    ([5, 5, 16], "monotonic", False),
-    ([5, 5, 16], "strictly monotonic", True),
-    ([5, 16, 5], "monotonic", True),
-    ([1], "strictly increasing", False),
-    ([2, 1], "increasing", True),
-    ([1, 1], "increasing", False),
-    ([1, 1], "strictly increasing", True),
-])
-def test_monotonic_orders(values, order, broken):
-    assert (C.monotonic(values, order) is not None) is broken
-
-
-def test_outside_bounds():
-    assert C.outside(2, 0, 2) is None and C.outside(0, 0, 2) is None
-    assert C.outside([0, 3, 4], 0, 2) == "3, 4 are outside 0..2"
-    assert C.outside(1, 2, None) == "1 is below 2"
-    assert C.outside(65519.9, 0, 65520, below=True) is None and C.outside(65520.0, 0, 65520, below=True)
+    assert len(reasons) > 20 and [r for r in reasons if r not in messages] == []
+    own = [m for m in C.family_checks() if hasattr(m, "checks")]
+    silent = [m.__name__ for m in own if not any(_own_problems(m, overlay(text, tiny)) for _, text, _, _ in BAD)]
+    assert own and silent == []
+    assert not any(_own_problems(m, {}) for m in own)   # control: the shipped config passes every family's checks
 
 
 @pytest.mark.parametrize("x", [1.0, 1.1, 3.0e-4, 65504.0, 65472.0, 65488.0, 2.0 ** -24, 1.5 * 2.0 ** -24, 2.0 ** -14,
@@ -306,7 +262,7 @@ def test_fp16_exact_agrees_with_numpy(x):
     import numpy as np
 
     with np.errstate(over="ignore"):
-        assert C.fp16_exact(x) is (float(np.float16(x)) == x)
+        assert fp16_exact(x) is (float(np.float16(x)) == x)
 
 
 def test_precision_constants_match_the_code_and_fp16():
@@ -316,20 +272,9 @@ def test_precision_constants_match_the_code_and_fp16():
 
     from adbench.precision import scaling
 
-    assert inspect.signature(scaling.dynamic_scale).parameters["max_attempts"].default == C.DYNAMIC_SCALE_ATTEMPTS
+    assert inspect.signature(scaling.dynamic_scale).parameters["max_attempts"].default == DYNAMIC_SCALE_ATTEMPTS
     fp16 = lambda x: torch.tensor(x, dtype=torch.float64).to(torch.float16)  # noqa: E731 - as P5 casts
-    assert torch.isfinite(fp16(math.nextafter(C.FP16_OVERFLOW, 0))) and torch.isinf(fp16(C.FP16_OVERFLOW))
-
-
-def test_reading_the_config_imports_no_torch():
-    import subprocess
-    import sys
-
-    code = ("import sys, yaml; from adbench.config import check_config; "
-            f"check_config(yaml.safe_load(open({str(ROOT / 'config.yaml')!r})), {str(SCHEMA)!r}); "
-            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert res.returncode == 0, res.stderr[-2000:]
+    assert torch.isfinite(fp16(math.nextafter(FP16_OVERFLOW, 0))) and torch.isinf(fp16(FP16_OVERFLOW))
 
 
 def test_gpt2_small_constants_match_transformers():

@@ -18,7 +18,8 @@ from adbench import provenance  # noqa: E402
 from adbench.gpt2.load import (gpt2_small_parameters, load_resolved, train_fallback_tokenizer,  # noqa: E402
                                unique_parameters)
 from adbench.gpt2.locate import ModelNotFound, weights_location  # noqa: E402
-from adbench.gpt2.resolve import load_gpt2, record_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
+from testing_tools import load_gpt2  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 TEXT = "The capital of France is Paris. The capital of Italy is Rome. " * 40
@@ -62,7 +63,7 @@ def test_path_route_loads_saved_model(saved, empty_cache):
     _check_loaded(loaded, ids, ref)
     assert loaded.info["model_route"] == "path"
     assert loaded.info["model_source"] == "local"  # not GPT-2 small's shape, so never called pretrained
-    assert loaded.tokenizer.encode("The capital") == loaded.tokenizer.encode("The capital")
+    assert loaded.tokenizer.encode("The capital of France is Paris") == ids[0].tolist()  # the saved tokenizer
     assert load_gpt2("auto", REV, path=str(d)).info["model_route"] == "path"
 
 

@@ -12,7 +12,8 @@ torch.set_num_threads(1)  # tiny ops: more threads only contend on a shared mach
 from adbench.gpt2.fake import FakeAccounting  # noqa: E402
 from adbench.gpt2.memory import CONFIGURED, SWITCH, measure_memory  # noqa: E402
 from adbench.gpt2.nanogpt import from_gpt2  # noqa: E402
-from adbench.gpt2.resolve import load_gpt2, record_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
+from testing_tools import load_gpt2  # noqa: E402
 from adbench.gpt2.saved import COUNTS, Accounting, account  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"

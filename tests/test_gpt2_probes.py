@@ -12,7 +12,8 @@ torch.set_num_threads(1)
 
 from adbench.gpt2.common import token_nll  # noqa: E402
 from adbench.gpt2.fp16 import precision_table  # noqa: E402
-from adbench.gpt2.resolve import load_gpt2, record_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
+from testing_tools import load_gpt2  # noqa: E402
 from adbench.gpt2.prompt import _g4_values, measure_prompt  # noqa: E402
 from adbench.gpt2.saved import Ledger, account  # noqa: E402
 from adbench.gpt2.sequence import _g7_values, _surprise, measure_sequence  # noqa: E402

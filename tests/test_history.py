@@ -207,7 +207,7 @@ def test_changes_prints_documented_digits_and_uses_raw_samples(tmp_path):
     rng = np.random.default_rng(4)
     tape, torch = rng.lognormal(np.log(5000), 0.02, 11), rng.lognormal(np.log(8), 0.02, 11)
     old_root = _run(tmp_path / "old", tape, torch)
-    new_root = _run(tmp_path / "new", tape * 1.08, torch, torch_version="2.14.1")  # issue's S9 case: ~8 %
+    new_root = _run(tmp_path / "new", tape * 1.08, torch, torch_version="2.14.1")  # S9 ~8 % slower
     old = _cmp([("S9", "tape_median_min_us", "6474.8", 4850.123456, "timing"),
                 ("S9", "tape_median_max_us", "6474.8", 5261.98765, "timing")])
     new = _cmp([("S9", "tape_median_min_us", "6474.8", 4511.5555, "timing"),

@@ -12,10 +12,10 @@ import pytest
 from adbench.verdicts.documented import load
 from adbench.matrix.entries import entries, project_pins, resolved
 from adbench.matrix.envs import UV_ENV, build, check_problems, error_line, find_uv, same_version, unmet
-from adbench.matrix.locks import (changed, dependencies, env_digest, inputs_digest, override_text, parents,
-                                  unexplained, versions)
+from adbench.matrix.locks import changed, dependencies, env_digest, inputs_digest, override_text, parents, versions
 from adbench.history.table import history, run_from_archive, run_from_status
 from adbench.matrix.run import _archive as _archive_run
+from testing_tools import unexplained
 from adbench.matrix.run import check_meta_versions, inner_command, run_error_line, summary
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,6 @@
 """profiles/default: plain `snakemake --cores N` gets what `make report` passes (memory cap,
-rerun-incomplete, failed logs on the console), and `--profile profiles/slurm` keeps its own settings."""
+rerun-incomplete, failed logs on the console), and `--profile profiles/slurm` keeps its own settings and takes
+the partition and account from the environment."""
 
 import base64
 import json
@@ -9,7 +10,7 @@ import sys
 
 import psutil
 
-from conftest import SMOKE, planned_jobs, snakemake
+from conftest import ROOT, SMOKE, planned_jobs, snakemake
 
 ARGS = """
 import json, sys
@@ -75,3 +76,15 @@ def test_negative_control_without_the_profile_the_interrupted_job_stops_the_run(
     res = snakemake(project, "--cores", "2", *SMOKE, "-n", "--workflow-profile", "none")
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "IncompleteFilesException" in out, out[-3000:]
+
+
+def test_profile_takes_partition_and_account_from_the_environment(monkeypatch):
+    from snakemake.profiles import ProfileConfigFileParser
+    monkeypatch.setenv("ADBENCH_SLURM_PARTITION", "gpu")
+    monkeypatch.delenv("ADBENCH_SLURM_ACCOUNT", raising=False)
+    with (ROOT / "profiles/slurm/config.yaml").open() as f:
+        parsed = ProfileConfigFileParser().parse(f)
+    defaults = dict(item.split("=", 1) for item in parsed["default-resources"])
+    assert eval(defaults["slurm_partition"]) == "gpu"
+    assert eval(defaults["slurm_account"]) == ""  # unset: the plugin guesses the account
+    assert parsed["executor"] == "slurm" and parsed["slurm-status-command"] == "squeue"

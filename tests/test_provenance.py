@@ -1,4 +1,5 @@
-"""Provenance: code hashes follow intra-package imports; versions can be read and overridden."""
+"""Provenance: code hashes follow intra-package imports; versions can be read and overridden; a job records its
+SLURM job and node only inside a SLURM job."""
 
 import json
 import sys
@@ -39,3 +40,17 @@ def test_meta_record_fields():
     for key in ("versions", "device", "torch_threads", "seed", "config_hash", "wall_time_s", "cpu_model", "platform"):
         assert key in m
     assert m["config_hash"] == provenance.config_hash({"a": 1}) != provenance.config_hash({"a": 2})
+
+
+def test_slurm_context_only_inside_a_job(monkeypatch):
+    assert provenance.slurm_context({"PATH": "/bin"}) == {}
+    env = {"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n7", "SLURM_JOB_NODELIST": "n[7-8]"}
+    assert provenance.slurm_context(env) == {"slurm_job_id": "42", "slurm_node": "n7"}
+    assert provenance.slurm_context({"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n8"})["slurm_node"] == "n8"
+    monkeypatch.setenv("SLURM_JOB_ID", "43")
+    monkeypatch.setenv("SLURMD_NODENAME", "n9")
+    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
+    assert (meta["slurm_job_id"], meta["slurm_node"]) == ("43", "n9")
+    monkeypatch.delenv("SLURM_JOB_ID")
+    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
+    assert "slurm_job_id" not in meta and "slurm_node" not in meta

@@ -1,6 +1,7 @@
 """The templates read the config and the model record instead of restating them; the moved rules are
 generated from the code's own constants."""
 
+import copy
 import re
 
 import pandas as pd
@@ -8,12 +9,13 @@ import pytest
 import yaml
 from markupsafe import escape
 
-from adbench.families import Family
+from adbench.families import Family, numbered
 from adbench.history.changes import COLUMNS, moved_rules_text
 from adbench.history.timing_moves import ALPHA
 from adbench.render import TEMPLATES, template_files
 from adbench.render.history import render_history
 from adbench.render.page import prose_number, render, setting_lookup
+from claims_fixture import load as load_tables
 from conftest import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -153,6 +155,83 @@ def test_sections_print_this_runs_settings():
     html = _render(cmp=_cmp(["G1"]), model=RANDOM, config=config, families=[gpt2])
     assert "the documents printed layers 1 and 4" in html and "distance of 0.02" in html
     assert "layers 0, 5 and 11" not in html   # negative control: not the shipped default
+
+
+# One configured value per family, changed: the prose prints the new value and none of the default's wording. Each case:
+# family, dotted key (list items by index), new value, text the change must print, the default's text it must drop.
+FAMILY_SECTIONS = {f.key: f for f in [
+    Family("scalar", "Scalar", numbered("S", 10), 10), Family("tensor", "Tensor", numbered("T", 4), 20),
+    Family("lifetimes", "Lifetimes", numbered("L", 7), 30), Family("optim", "Optim", numbered("O", 3), 40),
+    Family("depth", "Depth", numbered("D", 2), 50), Family("precision", "Precision", numbered("P", 9), 60),
+    Family("charlm", "Charlm", ("C1",), 80)]}
+CHANGED = [
+    ("lifetimes", "lifetimes.checkpoint.blocks", 16,
+     ["is 16 blocks of h + Linear(256→512)", "16 + 10 = 26 rather than 32"], ["is 12 blocks of", "12 + 10 = 22"]),
+    ("lifetimes", "lifetimes.checkpoint.hidden", 384, ["Linear(256→384) → tanh → Linear(384→256)"],
+     ["Linear(256→512)"]),
+    ("lifetimes", "lifetimes.split", [2, 5],
+     ["(2/7, 5/7)", "each rank-0 example weighs 1/4 and each rank-1 example weighs 1/10"],
+     ["(3/7, 4/7)", "weighs 1/6"]),
+    ("depth", "depth.d1.chains.1.w", 2.5, ["With w = 2.5 the units saturate"], ["With w = 3 the units saturate"]),
+    ("depth", "depth.d2.cases.0.depth", 40, ["0.5<sup>39</sup>", "across 40 layers at scale 0.5"],
+     ["0.5<sup>29</sup>", "across 30 layers"]),
+    ("depth", "depth.d2.max_depth", 80, ["Try 80 layers at scale 0.5"], ["Try 60 layers"]),
+    ("charlm", "charlm.train.steps", 2500, ["(this run: 2,500 steps", "within the configured 2,500 steps"],
+     ["1,000 steps"]),
+    ("charlm", "charlm.train.n_layer", 6, ["The model has 6 pre-norm residual blocks", "the 6-block model"],
+     ["has 4 pre-norm", "4-block model"]),
+    ("optim", "optim.o1.hidden", 6,      # 2 x 6 + 6, then 6 + 1: the count follows the sizes
+     ["6 tanh hidden units and one tanh output: 25 parameters", "for all 25 parameters"], ["17 parameters"]),
+    ("optim", "optim.o1.gradcheck.h", 1e-6, ["central difference at h = 1e-06"], ["h = 1e-05"]),
+    ("precision", "precision.grad_scaler.weights", [1.0, -2.0, 0.5], ["A linear loss of 3 weights"], ["of 2 weights"]),
+    ("scalar", "scalar.b", -3.0, ["the factor of 1.5 belongs to b = \u22123"], ["factor of 2 belongs"]),
+    ("tensor", "tensor.softmax.overflow_logits", [800.0, 799.0, 798.0], ["A direct exp(800)"], ["exp(1000)"]),
+]
+
+
+def _changed(config: dict, key: str, value) -> dict:
+    """A deep copy of `config` with the dotted `key` (list items by index) set to `value`."""
+    out = copy.deepcopy(config)
+    *path, last = key.split(".")
+    node = out
+    for k in path:
+        node = node[int(k)] if isinstance(node, list) else node[k]
+    node[int(last) if isinstance(node, list) else last] = value
+    return out
+
+
+@pytest.fixture(scope="module")
+def tables():
+    """The full run's real tables (tests/data/claims), for the paragraphs that read them."""
+    return load_tables()
+
+
+def _section(family: str, config: dict, tables: dict) -> str:
+    f = FAMILY_SECTIONS[family]
+    html = render(str(TEMPLATES), _cmp(f.ids), {"tables": tables, "figures": {}, "metas": [], "paths": []},
+                  families=[f], config=config)
+    start = html.index(f'<section id="family-{family}">')
+    return " ".join(html[start:html.index("</section>", start)].split())
+
+
+@pytest.mark.parametrize("family, key, value, new, old", CHANGED, ids=[c[1] for c in CHANGED])
+def test_a_changed_setting_reaches_the_prose(tables, family, key, value, new, old):
+    default = _section(family, CONFIG, tables)
+    changed = _section(family, _changed(CONFIG, key, value), tables)
+    for text in new:
+        assert text in changed, text
+        assert text not in default, text        # the default run does not print it: the change did
+    for text in old:
+        assert text in default, text            # negative control: the default's wording is there by default...
+        assert text not in changed, text        # ...and gone once the value changes
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_SECTIONS))
+def test_sections_render_without_their_config_or_tables(family, tables):
+    """Partial data (no config, or an empty config section; no tables, or the real ones): the prose names the keys
+    or says it in words, and nothing raises."""
+    for config, tabs in (({}, {}), ({family: {}}, tables)):
+        assert "<h3 id=" in _section(family, config, tabs)
 
 
 def test_the_top_banner_names_files_not_what_their_job_wrote():

@@ -1,4 +1,4 @@
-"""Issue 28's scalar tables (S4 dedup, S7 blind spots / dropout / ReLU kink / mutated rules, S8 seeds and
+"""The scalar checking tables (S4 dedup, S7 blind spots / dropout / ReLU kink / mutated rules, S8 seeds and
 vᵀJ) against independent oracles (torch float64, analytic values), each with a negative control."""
 
 import math

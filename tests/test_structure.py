@@ -65,11 +65,15 @@ def test_every_path_and_module_the_guide_names_exists():
             assert f"def {helper}(" in helpers, helper
 
 
+DEMO_FILES = ("src/adbench/demo/__init__.py", "src/adbench/demo/probe.py", "src/adbench/demo/plots.py",
+              "src/adbench/demo/claims.py", "src/adbench/demo/config_checks.py", "src/adbench/demo/section.html.j2",
+              "workflow/rules/demo.smk")
+
+
 def _add_demo_family(project: Path) -> None:
-    """Follow the guide's five steps in a project copy, using its code blocks verbatim."""
+    """Follow the guide's five places in a project copy, using its code blocks verbatim."""
     blocks = _guide_blocks()
-    for rel in ("src/adbench/demo/__init__.py", "src/adbench/demo/probe.py", "workflow/rules/demo.smk",
-                "src/adbench/render/templates/sections/demo.html.j2"):
+    for rel in DEMO_FILES:
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(blocks[rel])
     with open(project / "config.yaml", "a") as fh:
@@ -79,12 +83,24 @@ def _add_demo_family(project: Path) -> None:
     schema["properties"].update(yaml.safe_load(blocks["workflow/schemas/config.schema.yaml"]))
     schema["required"].append(EXAMPLE)
     schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
-    with open(project / "src/adbench/data/documented.csv", "a") as fh:
-        fh.write(blocks["src/adbench/data/documented.csv"])
+    for table in ("documented.csv", "claims.csv"):
+        with open(project / "src/adbench/data" / table, "a") as fh:
+            fh.write(blocks[f"src/adbench/data/{table}"])
+
+
+JUDGE_DEMO = ("import sys; from adbench.claims import judge, table; from adbench.claims.judge import tables_from; "
+              "c = table.load(); j = judge.judge(c[c.id == 'X1'], tables_from(['results/X1/grads.csv'])); "
+              "print(j.verdict.iloc[0], j.margin.iloc[0])")
 
 
 @pytest.mark.slow
 def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(project):
+    """The guide's family, in its five places: in the dry run with its figure and the report, its job and figure
+    run, its claim holds on what the job wrote (judged by the core from its claims.py), its config check refuses
+    a bad value, and the core still names no family."""
+    import subprocess
+    import sys
+
     before = from_workflow(project)
     assert EXAMPLE not in {f.key for f in before}
     _add_demo_family(project)
@@ -94,12 +110,22 @@ def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(proj
     res = snakemake(project, "--cores", "2", "-n", *SMOKE)
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = planned_jobs(res.stdout + res.stderr)
-    assert jobs.get("demo_x1") == 1 and jobs.get("render_report") == 1
-    # the tiny job runs (generic script, run_job) and writes what the guide promises
-    res = snakemake(project, "--cores", "1", "results/X1/values.csv", *SMOKE)
+    assert jobs.get("demo_x1") == 1 and jobs.get("demo_x1_plot") == 1 and jobs.get("render_report") == 1
+    # the tiny jobs run (generic script, run_job) and write what the guide promises
+    res = snakemake(project, "--cores", "1", "results/X1/values.csv", "results/X1/plot.svg", *SMOKE)
     assert res.returncode == 0, res.stderr[-3000:]
     values = (project / "results/X1/values.csv").read_text()
     assert "X1,grad,6.0" in values and (project / "results/X1/meta.json").exists()
+    assert (project / "results/X1/plot.svg").read_text().lstrip().startswith("<?xml")
+    # its claim, judged as verdicts_claims judges it: found through the family's claims.py, and it holds
+    out = subprocess.run([sys.executable, "-c", JUDGE_DEMO], cwd=project, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(project / "src")})
+    verdict, margin = out.stdout.split()
+    assert (verdict, out.returncode) == ("holds", 0) and float(margin) > 0, out.stderr[-2000:]
+    # its config check (config_checks.py) refuses a difference that straddles 0, naming both keys
+    (project / "bad.yaml").write_text("demo: {h: 5.0}\n")
+    res = snakemake(project, "--cores", "1", "-n", *SMOKE, "bad.yaml")
+    assert res.returncode != 0 and "'demo.h' = 5.0 and 'demo.x' = 3.0" in res.stderr + res.stdout
 
 
 def test_render_refuses_a_family_without_section(tmp_path):
@@ -107,15 +133,17 @@ def test_render_refuses_a_family_without_section(tmp_path):
 
     from adbench.render.page import render
 
-    (tmp_path / "sections").mkdir()
-    (tmp_path / "report.html.j2").write_text("{% for f in sections %}{{ f.key }}{% endfor %}")
+    core = tmp_path / "render" / "templates"  # the package layout: core templates, family folders beside render/
+    core.mkdir(parents=True)
+    (core / "report.html.j2").write_text("{% for f in sections %}{{ f.key }}{% endfor %}")
     cmp = pd.DataFrame(columns=["id", "status"])
     collected = {"tables": {}, "figures": {}, "metas": []}
     fam = Family("demo", "Demo", ("X1",), 90)
     with pytest.raises(FileNotFoundError, match="demo"):
-        render(str(tmp_path), cmp, collected, families=[fam])
-    (tmp_path / "sections/demo.html.j2").write_text("")
-    assert render(str(tmp_path), cmp, collected, families=[fam]) == "demo"
+        render(str(core), cmp, collected, families=[fam])
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo/section.html.j2").write_text("")
+    assert render(str(core), cmp, collected, families=[fam]) == "demo"
 
 
 def test_unlock_works_as_typed(project):

@@ -1,4 +1,4 @@
-"""Issue 28's tensor tables (T2 output layer and fused cross-entropy, T3 causal mask, projections and fused
+"""The tensor checking tables (T2 output layer and fused cross-entropy, T3 causal mask, projections and fused
 attention, T4 epsilon) against independent oracles (numpy / analytic, torch float64), with negative controls."""
 
 import math

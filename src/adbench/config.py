@@ -124,7 +124,7 @@ def matrix_shape(value: Any) -> tuple[int, int] | None:
 
 
 def rectangular(cfg: dict) -> Iterator[str]:
-    """Every matrix-valued key, wherever it is, has rows of equal length (torch.tensor refuses a ragged
+    """Every matrix-valued key, wherever it is, has rows of equal length (torch refuses a ragged
     list with a bare message; code that zips rows silently drops the extra entries)."""
     def walk(node: Any, path: tuple):
         if isinstance(node, dict):

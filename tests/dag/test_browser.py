@@ -1,9 +1,13 @@
 """The rendered smoke report in a real browser: no errors, every anchor, working interactive figures."""
 
+import math
 import shutil
 
 import pytest
+import yaml
+from snakemake.utils import update_config
 
+from conftest import SMOKE
 from workflow_inspect import from_workflow
 
 pytestmark = pytest.mark.slow
@@ -59,6 +63,29 @@ def test_step_through_changes_the_figure_and_ends_on_the_documented_gradients(pa
     overwrite = float(a_grad.get_attribute("data-grad"))
     assert (accumulate, overwrite) == (-2.0, -6.0)  # relu(a*b + c)*a at (2, -3, 10): analytic -2; "=" keeps b only
     page.locator("#stepper").screenshot(path=str(tmp_path / "stepper.png"))
+
+
+def test_reuse_stepper_ends_on_the_counted_gradient_and_eager_loses_a_branch(page, smoke, tmp_path):
+    """S10's second step-through (x -> square -> relu / tanh -> add): counted mode waits for both consumers of
+    the square and ends on the analytic gradient at the configured x; eager mode fires early and keeps branch A."""
+    config = {}
+    for name in SMOKE[1:]:  # the smoke run's config files, merged as Snakemake merges them
+        update_config(config, yaml.safe_load((smoke[0] / name).read_text()))
+    x_value = config["scalar"]["reuse_x"]
+    seen = len(page.problems)
+    x = page.locator('#reuse-stepper-plot g[data-node="x"]')
+    x.scroll_into_view_if_needed()
+    grads = {}
+    for mode in ("counted", "eager"):
+        page.select_option("#reuse-stepper-mode", mode)
+        page.click("#reuse-stepper-reset")
+        while page.locator("#reuse-stepper-next").is_enabled():
+            page.click("#reuse-stepper-next")
+        grads[mode] = float(x.get_attribute("data-grad"))
+    page.locator("#reuse-stepper").screenshot(path=str(tmp_path / "reuse.png"))
+    analytic = 2 * x_value * (1 + (1 - math.tanh(x_value ** 2) ** 2))  # relu' = 1 and tanh' of the square, summed
+    assert page.problems[seen:] == [] and grads["counted"] == pytest.approx(analytic, abs=1e-12)
+    assert grads["eager"] == pytest.approx(2 * x_value) != pytest.approx(grads["counted"])  # the bug loses branch B
 
 
 def test_depth_explorer_controls_redraw_the_plot(page, tmp_path):

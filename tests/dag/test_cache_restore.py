@@ -17,6 +17,7 @@ from adbench import cache
 
 from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, project_env, snakemake
 
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -45,7 +46,6 @@ def csvs(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.csv"))}
 
 
-@pytest.mark.slow
 def test_a_deleted_family_folder_is_rebuilt_by_its_job_alone(cached):
     before = csvs(cached / "results/S2")
     assert before, "results/S2 holds no CSV to compare"
@@ -78,7 +78,6 @@ def _started(logs: list[Path]) -> Path | None:
     return next((p for p in logs if p.is_file() and "rule charlm_train" in p.read_text()), None)
 
 
-@pytest.mark.slow
 def test_make_report_rebuilds_a_forcerun_stopped_by_sigterm(cached, monkeypatch):
     logs = sorted((cached / "logs").glob("charlm_train_*.log"))
     assert logs
@@ -116,7 +115,6 @@ def test_make_report_rebuilds_a_forcerun_stopped_by_sigterm(cached, monkeypatch)
     assert dry_run(cached) == set()
 
 
-@pytest.mark.slow
 def test_a_changed_file_gets_no_verdict_and_make_report_restores_it(cached, monkeypatch):
     edited, truncated, deleted = "results/S2/values.csv", "results/S1/values.csv", "results/S4/variants.csv"
     originals = {p: (cached / p).read_bytes() for p in (edited, truncated, deleted)}

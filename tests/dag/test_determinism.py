@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow as a whole: the comparison of two smoke runs; the negative control of its helpers (which test_slurm.py
+# uses too) runs beside it.
+pytestmark = pytest.mark.slow
 
 SUFFIX = "_volatile"
 # Whole files that are stopwatch output: loop counts calibrated against the clock, raw samples,
@@ -108,7 +111,6 @@ def compare_runs(a: Path, b: Path) -> dict:
     return report
 
 
-@pytest.mark.slow
 def test_two_smoke_runs_give_identical_deterministic_csvs(smoke, resumed):
     # The session's smoke run is the first run; the second is the session's kill-and-resume run in
     # another directory (conftest `resumed`: a job killed mid-write and re-run must not move a digit either).

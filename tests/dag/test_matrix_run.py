@@ -15,8 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from adbench.matrix.locks import changed, unexplained, versions
+from adbench.matrix.locks import changed, versions
+from testing_tools import unexplained
 from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
+
+pytestmark = pytest.mark.slow
 
 
 def readme_matrix_command() -> list[str]:
@@ -44,11 +47,13 @@ def project_with_this_venv(dest: Path) -> Path:
     return project
 
 
-@pytest.mark.slow
+def test_readme_types_the_smoke_matrix_command():
+    assert readme_matrix_command() == ["make", "matrix", "MATRIX_CONFIG=.test/config.yaml .test/matrix.yaml"]
+
+
 def test_readme_smoke_matrix_builds_full_envs_from_their_locks_runs_archives_and_writes_history(tmp_path):
-    cmd = readme_matrix_command()
-    assert cmd == ["make", "matrix", "MATRIX_CONFIG=.test/config.yaml .test/matrix.yaml"]   # what README says
-    project = project_with_this_venv(tmp_path / "project")
+    project = project_with_this_venv(tmp_path / "project")  # skips, before any check, without a `make setup` venv
+    cmd = readme_matrix_command()  # as README types it (test_readme_types_the_smoke_matrix_command)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "CORES": "2", "MEM_MB": "8000"}  # CORES ?= / MEM_MB ?=
     t0 = time.perf_counter()
     res = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=1200)
@@ -108,7 +113,6 @@ def test_readme_smoke_matrix_builds_full_envs_from_their_locks_runs_archives_and
     assert stamps == {p: p.stat().st_mtime_ns for p in stamps} and len(stamps) == 6
 
 
-@pytest.mark.slow
 def test_a_matrix_where_no_entry_succeeds_fails_with_the_summary(tmp_path):
     project = copy_project(tmp_path / "project")
     shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")

@@ -13,6 +13,8 @@ from adbench import recover
 
 from conftest import BIN, ROOT, SMOKE, incomplete, kill_group, planned_jobs, snakemake
 
+pytestmark = pytest.mark.slow
+
 
 def leftovers(project: Path) -> list[Path]:
     """Temporary or partial files anywhere under results/ and report/."""
@@ -20,7 +22,6 @@ def leftovers(project: Path) -> list[Path]:
             if p.is_file() and (p.suffix == ".tmp" or recover.TEMP_NAME.match(p.name))]
 
 
-@pytest.mark.slow
 def test_make_report_recovers_after_sigkill(resumed):
     # the session's kill-and-resume run (conftest `resumed`); tests/dag/test_determinism.py compares its CSVs
     project, out = resumed["project"], resumed["out"]

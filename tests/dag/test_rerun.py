@@ -13,6 +13,8 @@ import yaml
 
 from conftest import REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
 
+pytestmark = pytest.mark.slow
+
 
 def test_completed_run_has_nothing_to_do(smoke):
     assert dry_run(smoke[0]) == set()
@@ -76,7 +78,6 @@ def test_archive_and_compare_to_show_what_a_changed_parameter_moved(smoke, tmp_p
     assert (project / "archive/base/MANIFEST.json").exists()
 
 
-@pytest.mark.slow
 def test_report_zip_works_as_typed(smoke):
     project = smoke[0]
     # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
@@ -85,7 +86,6 @@ def test_report_zip_works_as_typed(smoke):
     assert (project / "report-typed.zip").stat().st_size > 10_000
 
 
-@pytest.mark.slow
 def test_params_carry_only_what_the_job_reads(smoke):
     """Editing Adam's settings re-runs the adam O1 job, not gradient descent's."""
     project = smoke[0]
@@ -97,7 +97,6 @@ def test_params_carry_only_what_the_job_reads(smoke):
     assert "output: results/O1/adam/curves.csv" in out and "output: results/O1/gd/" not in out
 
 
-@pytest.mark.slow
 def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
     project = smoke[0]
     (project / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
@@ -124,7 +123,6 @@ def _interval(log: Path) -> tuple[datetime, datetime]:
     return first, last
 
 
-@pytest.mark.slow
 def test_a_timing_job_runs_alone(project):
     (project / "exclusive.yaml").write_text("timing: {exclusive: true}\n")
     targets = ["results/S9/calibration.csv", *(f"results/S{i}/values.csv" for i in (1, 2, 3, 4, 7, 8))]

@@ -10,7 +10,7 @@ processes, the GPT-2 prompt job and the report), and leaves every other job of t
 plus one failing job. The whole smoke DAG through SLURM (5-7 min on 2 cores) is opt-in:
 
     ADBENCH_SLURM_FULL=1 CI=true make test          # as root; or, once the packages are installed,
-    ADBENCH_SLURM_FULL=1 CI=true .venv/bin/python -m pytest tests/test_slurm.py
+    ADBENCH_SLURM_FULL=1 CI=true .venv/bin/python -m pytest tests/dag/test_slurm.py
 """
 
 from __future__ import annotations
@@ -29,9 +29,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adbench import provenance
 from test_determinism import compare_runs
 from conftest import MEASURED, ROOT, SMOKE, copy_project, project_env, snakemake
+
+# Slow as a whole: the cluster tests run the DAG, the timing-rules check parses the workflow twice, and the
+# sub-DAG helpers' negative control belongs with the tests that use them. The profile's environment and the
+# SLURM provenance are fast tests in tests/test_profile.py and tests/test_provenance.py.
+pytestmark = pytest.mark.slow
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
 CLUSTER = ROOT / "tests/dag/cluster"
@@ -81,7 +85,7 @@ def profile() -> dict:
     return yaml.safe_load(PROFILE.read_text())
 
 
-# --- the profile and provenance, checked everywhere -------------------------------------------
+# --- the profile, checked everywhere ----------------------------------------------------------
 
 def test_timing_rules_run_alone_locally_and_on_slurm_from_one_list():
     default = exclusive_rules()
@@ -93,32 +97,6 @@ def test_timing_rules_run_alone_locally_and_on_slurm_from_one_list():
     assert "set-resources" not in profile()  # the profile restates no list of rules
     smoke = exclusive_rules(("config.yaml", ".test/config.yaml"))  # control: timing.exclusive false
     assert smoke == {"local": set(), "slurm": set()}
-
-
-def test_profile_takes_partition_and_account_from_the_environment(monkeypatch):
-    from snakemake.profiles import ProfileConfigFileParser
-    monkeypatch.setenv("ADBENCH_SLURM_PARTITION", "gpu")
-    monkeypatch.delenv("ADBENCH_SLURM_ACCOUNT", raising=False)
-    with PROFILE.open() as f:
-        parsed = ProfileConfigFileParser().parse(f)
-    defaults = dict(item.split("=", 1) for item in parsed["default-resources"])
-    assert eval(defaults["slurm_partition"]) == "gpu"
-    assert eval(defaults["slurm_account"]) == ""  # unset: the plugin guesses the account
-    assert parsed["executor"] == "slurm" and parsed["slurm-status-command"] == "squeue"
-
-
-def test_slurm_context_only_inside_a_job(monkeypatch):
-    assert provenance.slurm_context({"PATH": "/bin"}) == {}
-    env = {"SLURM_JOB_ID": "42", "SLURMD_NODENAME": "n7", "SLURM_JOB_NODELIST": "n[7-8]"}
-    assert provenance.slurm_context(env) == {"slurm_job_id": "42", "slurm_node": "n7"}
-    assert provenance.slurm_context({"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n8"})["slurm_node"] == "n8"
-    monkeypatch.setenv("SLURM_JOB_ID", "43")
-    monkeypatch.setenv("SLURMD_NODENAME", "n9")
-    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
-    assert (meta["slurm_job_id"], meta["slurm_node"]) == ("43", "n9")
-    monkeypatch.delenv("SLURM_JOB_ID")
-    meta = provenance.meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=0.1)
-    assert "slurm_job_id" not in meta and "slurm_node" not in meta
 
 
 # --- a real cluster ----------------------------------------------------------------------------
@@ -337,7 +315,6 @@ def failing(cluster, smoke, tmp_path_factory):
         log.close()
 
 
-@pytest.mark.slow
 @needs_cluster
 def test_subdag_on_slurm_reruns_only_it_and_matches_a_local_run(cluster, smoke, failing, tmp_path):
     # `failing` (test_failing_job_is_reported_and_leaves_no_output) runs its one SLURM job beside this run
@@ -394,7 +371,6 @@ def test_subdag_on_slurm_reruns_only_it_and_matches_a_local_run(cluster, smoke, 
           f"{len(before) - len(written)} untouched, {wall:.1f} s")
 
 
-@pytest.mark.slow
 @needs_cluster
 @pytest.mark.skipif(not FULL_DAG, reason="the whole smoke DAG through SLURM (5-7 min) is opt-in: set "
                     "ADBENCH_SLURM_FULL=1 (with CI=true as root) to run it; by default the cluster runs "
@@ -431,7 +407,6 @@ def test_smoke_dag_on_slurm_matches_a_local_run(cluster, smoke, tmp_path):
     assert report["differ"] == [] and len(report["compared"]) > 100, report["differ"]
 
 
-@pytest.mark.slow
 @needs_cluster
 def test_failing_job_is_reported_and_leaves_no_output(cluster, smoke, failing):
     _, state = cluster

@@ -32,7 +32,9 @@ rule verdicts_claims:
             "adbench.claims.judge:judge_claims",
             packages=(),
             # settings: claims tied to the documents' settings are not judged under others (common.smk)
-            args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
+            args=dict(
+                reduced=config["reduced_sizes"], families=family_params(), settings=run_settings(), models=list(MODELS)
+            ),
         ),
     script:
         SCRIPT("measure")

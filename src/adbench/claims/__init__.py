@@ -2,4 +2,4 @@
 to test them (registry, helpers), and the judge."""
 
 from .helpers import *  # noqa: F401,F403  (what a family's claims.py writes its relations with)
-from .registry import Edge, Flip, Move, Outcome, edge, judged, relation, sources  # noqa: F401
+from .registry import Edge, Flip, Move, Moves, Outcome, edge, judged, relation, sources  # noqa: F401

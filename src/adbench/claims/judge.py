@@ -79,7 +79,7 @@ def _unjudged(claim: pd.Series, run: Run, model_source: str) -> str:
 def _basis(claim: pd.Series, model_source: str) -> str:
     if claim.scope == "proxy":
         return f"proxy: {claim.scope_note}"
-    if claim.model and model_source and model_source != "pretrained":
+    if claim.scope == "any" and claim.model and model_source and model_source != "pretrained":
         return f"judged on {model_source} {claim.model} weights"
     return ""
 

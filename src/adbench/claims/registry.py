@@ -118,9 +118,21 @@ class Move:
 
 
 @dataclass(frozen=True)
+class Moves:
+    """Several cells moved together, where one cell cannot reach the boundary alone: a pretrained claim's control
+    built from random-init tables (each of its checks fails there), or a count that must stay within another."""
+    moves: tuple[Move, ...]
+
+    def apply(self, tables: Tables) -> dict[str, pd.DataFrame]:
+        for m in self.moves:
+            tables = m.apply(tables)
+        return dict(tables)
+
+
+@dataclass(frozen=True)
 class Edge:
-    inside: Move  # just inside the boundary: the relation must hold
-    past: Move  # just past it: the relation must fail
+    inside: Move | Moves  # just inside the boundary: the relation must hold
+    past: Move | Moves  # just past it: the relation must fail
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,10 @@ character model C1 trains), clipping, and per-block gradient norms. Imported by 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..claims import (EPS32, EPS64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation,
-                      same_float, sources, ulps_away)
+from ..claims import (EPS32, EPS64, Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, near, relation,
+                      same_float, sources, times_at_least, ulps_away)
 
 _SURPRISE = "GPT-2 forward (per-token surprise)"
 sources("G5/summary", {**{c: _SURPRISE for c in ("mean_nats", "perplexity", "median_nats", "worst_tokens",
@@ -30,18 +28,6 @@ sources("G8/blocks", {"block": "input", **{c: "GPT-2 backward (per-block gradien
 _CHAR = "character model on held-out text (per-character surprise)"
 sources("C1/surprise", {**{c: _CHAR for c in ("mean_nats", "median_nats", "perplexity", "worst_tenth_share")},
                         "characters": "input", "vocab_size": "input", "uniform_nats": "ln V of the model's vocabulary"})
-
-
-@dataclass(frozen=True)
-class Moves:
-    """Several cells moved together, for an Edge (it takes anything with `apply`): a pretrained claim's control
-    built from random-init tables, where each of the claim's checks fails and one cell cannot make all hold."""
-    moves: tuple[Move, ...]
-
-    def apply(self, tables):
-        for m in self.moves:
-            tables = m.apply(tables)
-        return tables
 
 
 # ---- G5 -----------------------------------------------------------------------------------------------
@@ -188,3 +174,40 @@ def no_block_starved_or_runaway(t):
     return judged(f"block norm / median over {len(d)} blocks: {g(ratio.min())}..{g(ratio.max())}",
                   flag(len(d) > 0, "blocks measured"),
                   at_most(spread.max(), STARVED_DECADES, "widest block from the median", "decades", 0.1))
+
+
+# ---- G5: which tokens surprise most and least ----------------------------------------------------------------
+sources("G5/extremes", {"kind": "input", "position": "input", "token": "input", "context": "input",
+                        "surprise_nats": _SURPRISE})
+sources("C1/surprise_extremes", {"kind": "input", "rank": "input", "position": "input", "character": "input",
+                                 "context": "input", "surprise_nats": _CHAR})
+SPREAD = 1e3  # "the most surprising" against "a ten-thousandth of a nat": at least three orders of magnitude
+
+
+def _extremes(d):
+    return float(d[d.kind == "most"].surprise_nats.max()), float(d[d.kind == "least"].surprise_nats.min())
+
+
+def _extreme_edge(key: str) -> Flip:
+    """The least surprising tokens moved together towards the most surprising one's thousandth."""
+    return Flip(key, {"kind": "least"}, "surprise_nats",
+                holding=lambda t: _extremes(t[key])[0] / SPREAD / 10, failing=lambda t: _extremes(t[key])[0] / 10,
+                log=True)
+
+
+def _spread(t, key: str, model: str):
+    most, least = _extremes(t[key])
+    return judged(f"{model}: the most surprising token costs {g(most)} nats, the least {g(least)} (x{g(most / least)})",
+                  times_at_least(most, least, SPREAD, "most over least surprising, at least x1000", 0.1))
+
+
+@relation("G5/extremes", single=True, edge=_extreme_edge("G5/extremes"))
+def surprise_spans_orders(t):
+    """A trained model is nearly certain of some tokens and blindsided by others: the most surprising token costs at
+    least a thousand times the least surprising one (the documents: 16 nats against a ten-thousandth)."""
+    return _spread(t, "G5/extremes", "GPT-2")
+
+
+@relation("C1/surprise_extremes", single=True, edge=_extreme_edge("C1/surprise_extremes"))
+def surprise_spans_orders_proxy(t):
+    return _spread(t, "C1/surprise_extremes", "character model")

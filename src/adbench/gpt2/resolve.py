@@ -55,11 +55,3 @@ def record_model(source: str, revision: str, path: str | None, seed: int, random
                                 tokenizer_path)
     log.info("GPT-2 resolves to route %s (%s); tokenizer: %s", record["route"], record["model_source"], record["tokenizer"])
     return {"model": record, "tokenizer": tok.backend_tokenizer.to_str().encode("utf-8"), "_meta": record}
-
-
-def load_gpt2(source: str, revision: str, path: str | None = None, device: str = "cpu", seed: int = 0,
-              random_config: dict | None = None, corpus_text: str | None = None,
-              tokenizer_vocab_size: int = 50257) -> Loaded:
-    """resolve_model then load_resolved in one process (tests, notebooks)."""
-    record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size)
-    return load_resolved(record, device, tokenizer=tok)

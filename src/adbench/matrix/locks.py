@@ -74,16 +74,6 @@ def dependencies(lock: str, roots: set[str]) -> set[str]:
     return seen
 
 
-def unexplained(old: str, new: str, overrides: dict[str, str]) -> list[str]:
-    """Packages that differ between locks `old` and `new` although neither an override nor anything an
-    overridden package requires (in either lock) names them: 'numpy 2.4.6 -> 2.3.5'. [] when the
-    difference is exactly the overrides and their transitive dependencies."""
-    roots = {canonical(k) for k in overrides}
-    allowed = dependencies(old, roots) | dependencies(new, roots)
-    return [f"{p} {a or 'absent'} -> {b or 'absent'}" for p, (a, b) in changed(versions(old), versions(new)).items()
-            if p not in allowed]
-
-
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -46,9 +46,11 @@ def _total_of(t, arrangement: str) -> float:
     return float(d[(d.arrangement == arrangement) & (d.collection == "total")].bytes_per_param.iloc[0])
 
 
-sources("O3/adam_bytes", {c: "torch.optim.AdamW (its real tensors)" for c in
-                         ("optimizer", "state_entries", "param_bytes", "grad_bytes", "moment_tensors", "moment_bytes",
-                          "bookkeeping_bytes", "total_bytes_per_param")} | {"param_elements": "the model"}, by="phase")
+sources("O3/adam_bytes", {c: "torch.optim.AdamW's state (its real tensors)" for c in
+                         ("optimizer", "state_entries", "moment_tensors", "moment_bytes", "bookkeeping_bytes")}
+        | {"param_elements": "the model's parameters", "param_bytes": "the model's parameters",
+           "grad_bytes": "the model's gradients (autograd)",
+           "total_bytes_per_param": "torch.optim.AdamW's state, the model's parameters"}, by="phase")
 
 
 def _adam(t, phase: str):
@@ -110,3 +112,18 @@ def tied_parameter_counted_once(t):
     u, w, n = _count(t, "unique"), _count(t, "with_duplicates"), _count(t, "tied_names")
     return judged(f"unique {u:,} < with duplicates {w:,} ({n} tied name(s))",
                   flag(n >= 1, "a tied parameter"), flag(u < w, "counted once among the unique parameters"))
+
+
+@relation("O3/adam_bytes", edge=Edge(Move("O3/adam_bytes", {"phase": "before_step"}, "state_entries", 0),
+                                     Move("O3/adam_bytes", {"phase": "before_step"}, "state_entries", 1)))
+def adam_state_is_lazy(t):
+    """AdamW allocates its moments lazily: after backward, before its first step, its state is empty although every
+    gradient exists; the first step creates the two moments of every parameter tensor."""
+    before, after = _adam(t, "before_step"), _adam(t, "after_step")
+    return judged(f"before the first step: {int(before.state_entries)} state entries, {int(before.moment_bytes)} moment "
+                  f"bytes, {int(before.grad_bytes):,} gradient bytes; after it: {int(after.state_entries)} entries, "
+                  f"{int(after.moment_tensors)} moment tensors, {int(after.moment_bytes):,} bytes",
+                  flag(before.grad_bytes > 0, "the gradients exist before the step"),
+                  flag(before.state_entries == 0 and before.moment_bytes == 0, "no state before the first step"),
+                  flag(after.state_entries > 0 and after.moment_tensors == 2 * after.state_entries
+                       and after.moment_bytes == 2 * after.param_bytes, "two moments per parameter after it"))

@@ -12,8 +12,6 @@ from . import epsilon, masking, qkv, rules, sdpa, vocab
 from .entries import entries as _entries
 
 F64 = torch.float64
-# measurement ID number -> its section of config.yaml's `tensor:` block
-ROOT_CONFIG_KEYS = {1: "matmul", 2: "softmax", 3: "attention", 4: "layernorm"}
 
 
 def _t(a) -> torch.Tensor:
