@@ -15,15 +15,16 @@ configfile: "config.yaml"
 report: "workflow/captions/workflow.rst"
 
 
-# Helpers and the one config check; then the corpus that several families read.
+# Helpers and the one config check, the timing chain's base rules; then the corpus that several families read.
 include: "workflow/rules/common.smk"
+include: "workflow/rules/timing.smk"
 include: "workflow/rules/corpus.smk"
 
 
-# Every other rules file is a family (it declares itself with family(...)); the report's three come
-# last because they read the registry the families filled: verdicts, then history, then rendering.
-REPORT_RULES = ["verdicts.smk", "history.smk", "render.smk"]
-INFRASTRUCTURE = {"common.smk", "corpus.smk", *REPORT_RULES}
+# Every other rules file is a family (it declares itself with family(...)); the report's come last
+# because they read the registry the families filled: verdicts, what changed, the archive, rendering.
+REPORT_RULES = ["verdicts.smk", "changes.smk", "archive.smk", "render.smk"]
+INFRASTRUCTURE = {"common.smk", "timing.smk", "corpus.smk", *REPORT_RULES}
 for _rules in sorted((ROOT / "workflow/rules").glob("*.smk")):
     if _rules.name not in INFRASTRUCTURE:
 
@@ -46,18 +47,13 @@ if "machine_share" not in workflow.global_resources:
 rule all:
     default_target: True
     input:
-        "report/report.html",
-        "results/comparison.csv",
-        "results/summary.csv",
-        "results/claims.csv",
-        "results/claims_summary.csv",
-        "results/claims_coverage.csv",
-        "results/run_cost.csv",
-        "results/changes.csv",
-        "results/claims_changes.csv",
+        rules.render_report.output,
+        rules.verdicts_compare.output,
+        rules.verdicts_claims.output,
+        rules.changes.output,
         report_inputs,
         # strict mode (config strict): the check after the report, which fails the run (workflow/rules/render.smk)
-        ["results/strict_check.txt"] if config["strict"] else [],
+        rules.render_strict_check.output if config["strict"] else [],
 
 
 # A plain `snakemake` run (profiles/default) ends, like `make report`, with where the report is.

@@ -1,4 +1,5 @@
-"""The script of every measurement rule: run the function `params.measure` names on the job's inputs.
+"""The script of every rule that runs a function (measurements, summaries, plots, the report jobs): run the
+function `params.function` names on the job's inputs.
 
 How the function's parameters are filled and its outputs written: adbench.jobs (module docstring)."""
 

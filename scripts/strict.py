@@ -1,4 +1,4 @@
-"""Rule strict_check (config `strict: true`): after the report is written, fail the run, naming every
+"""Rule render_strict_check (config `strict: true`): after the report is written, fail the run, naming every
 claim that regressed against the compared run and every MISMATCH / MISSING row (adbench.verdicts.strict).
 A check, not a measurement: its own script, which exits 1 (so Snakemake fails the job and the run) and
 writes its stamp only when the check passes."""

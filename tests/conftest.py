@@ -57,7 +57,7 @@ def project(tmp_path: Path) -> Path:
 
 SMOKE = ["--configfile", "config.yaml", ".test/config.yaml"]
 # The jobs that re-run after any measurement changes: the comparison, the claims, what changed, the report.
-REPORT_JOBS = {"report_compare", "report_claims", "report_changes", "render_report"}
+REPORT_JOBS = {"verdicts_compare", "verdicts_claims", "changes", "render_report"}
 MEASURED: dict[str, float] = {}
 
 

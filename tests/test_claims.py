@@ -12,7 +12,7 @@ from adbench.families import Family
 from adbench.jobs import call_arguments, read_input
 from adbench.outcomes import DEFINITION, FAILS, HOLDS, NOT_JUDGED
 from adbench.render import TEMPLATES
-from adbench.render.page import measure_report, render
+from adbench.render.page import render_report, render
 from claims_fixture import load
 
 REAL = load()
@@ -172,7 +172,7 @@ def test_counts_keep_proxies_apart_and_coverage_names_its_denominator():
     assert cov.judged_share == round(1 / 3, 4)
 
 
-def test_measure_claims_reads_the_registered_files(tmp_path, monkeypatch):
+def test_judge_claims_reads_the_registered_files(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     paths = []
     for key, df in REAL.items():
@@ -184,7 +184,7 @@ def test_measure_claims_reads_the_registered_files(tmp_path, monkeypatch):
     TEST_CLAIMS.to_csv(claims_path, index=False)
     left_out = tmp_path / "left_out.csv"
     pd.DataFrame([{"doc": "000", "section": "s", "conclusion": "c", "reason": "r"}]).to_csv(left_out, index=False)
-    out = judge.measure_claims(paths, str(claims_path), str(left_out), [{"model_source": "random-init"}],
+    out = judge.judge_claims(paths, str(claims_path), str(left_out), [{"model_source": "random-init"}],
                                [{"key": "scalar", "title": "Scalar", "ids": ["S1", "S3", "S4", "S5"], "order": 1}],
                                settings={"scalar": {"reference_h": 0.1}})
     assert out["claims"].set_index("claim").verdict["S1.tape-matches-torch64"] == HOLDS
@@ -193,13 +193,13 @@ def test_measure_claims_reads_the_registered_files(tmp_path, monkeypatch):
 
 
 def test_the_rule_reaches_the_claims_table_not_the_claims_output():
-    """The rule's input and output names reach measure_claims' parameters (jobs.call_arguments): an input named
+    """The rule's input and output names reach judge_claims' parameters (jobs.call_arguments): an input named
     `claims` would hand it the output path results/claims.csv as the table."""
     inputs = {"files": ["results/S3/routes.csv"], "table": "src/adbench/data/claims.csv",
               "left_out": "src/adbench/data/claims_left_out.csv", "model": []}
     outputs = {"claims": "results/claims.csv", "claims_summary": "results/claims_summary.csv",
                "claims_coverage": "results/claims_coverage.csv"}
-    args = call_arguments(judge.measure_claims, inputs, {}, outputs, {"reduced": True, "families": []}, reader=str)
+    args = call_arguments(judge.judge_claims, inputs, {}, outputs, {"reduced": True, "families": []}, reader=str)
     assert args["table_path"] == "src/adbench/data/claims.csv" and args["files_path"] == inputs["files"]
     assert args["left_out_path"] == inputs["left_out"]
 
@@ -241,13 +241,13 @@ def test_the_report_puts_failing_fragile_and_unjudged_claims_first(tmp_path):
     pd.DataFrame(columns=["archive"]).to_csv(files["claims_changes"], index=False)
     inputs = {k: str(v) for k, v in files.items()} | {"left_out": str(table.default_left_out_path()), "files": [],
                                                        "model": []}
-    args = call_arguments(measure_report, inputs, {}, {"html": str(tmp_path / "r.html")}, {}, reader=read_input)
+    args = call_arguments(render_report, inputs, {}, {"html": str(tmp_path / "r.html")}, {}, reader=read_input)
     import yaml
     from pathlib import Path
 
     settings = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())
     settings["scalar"]["reference_h"] = 0.2
-    html = measure_report(**args, reduced=True, rules=[], families=[f.as_dict() for f in FAMS],
+    html = render_report(**args, reduced=True, rules=[], families=[f.as_dict() for f in FAMS],
                           settings=settings)["html"].decode()
     conclusions = html[html.index('id="conclusions"'):html.index('id="family-scalar"')]
     first, rest = conclusions.index('id="claims-attention"'), conclusions.index('id="claims-all"')

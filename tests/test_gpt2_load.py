@@ -18,7 +18,7 @@ from adbench import provenance  # noqa: E402
 from adbench.gpt2.load import (gpt2_small_parameters, load_resolved, train_fallback_tokenizer,  # noqa: E402
                                unique_parameters)
 from adbench.gpt2.locate import ModelNotFound, weights_location  # noqa: E402
-from adbench.gpt2.resolve import measure_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
 from testing_tools import load_gpt2  # noqa: E402
 
 REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
@@ -104,7 +104,7 @@ def test_model_json_and_tokenizer_file_rebuild_the_same_model(empty_cache, tmp_p
     gets the very model, tokenizer and info that resolving in-process gives."""
     cfg = {"n_layer": 1, "n_embd": 16, "n_head": 2, "n_positions": 32, "vocab_size": 300}
     tok_file = tmp_path / "tokenizer.json"
-    out = measure_model("auto", REV, None, 5, cfg, 300, TEXT, str(tok_file))
+    out = record_model("auto", REV, None, 5, cfg, 300, TEXT, str(tok_file))
     tok_file.write_bytes(out["tokenizer"])
     rec = out["model"]
     assert rec["route"] == "random" and rec["tokenizer_location"] == str(tok_file) and rec["seed"] == 5
@@ -127,7 +127,7 @@ def test_weights_location_is_the_snapshot_only_when_present(saved, empty_cache):
     assert weights_location("auto", REV, None) == str(snap)
     assert weights_location("random", REV, None) is None
     assert weights_location("auto", REV, str(saved[0])) == str(saved[0])  # gpt2.path wins, as in loading
-    rec = measure_model("auto", REV, None, 0, {}, 300, TEXT, "unused.json")["model"]
+    rec = record_model("auto", REV, None, 0, {}, 300, TEXT, "unused.json")["model"]
     assert rec["route"] == "cache" and rec["location"] == str(snap)
 
 

@@ -12,7 +12,7 @@ torch.set_num_threads(1)  # tiny ops: more threads only contend on a shared mach
 from adbench.gpt2.fake import FakeAccounting  # noqa: E402
 from adbench.gpt2.memory import CONFIGURED, SWITCH, measure_memory  # noqa: E402
 from adbench.gpt2.nanogpt import from_gpt2  # noqa: E402
-from adbench.gpt2.resolve import measure_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
 from testing_tools import load_gpt2  # noqa: E402
 from adbench.gpt2.saved import COUNTS, Accounting, account  # noqa: E402
 
@@ -114,7 +114,7 @@ def test_a_tensor_left_unconverted_raises(tiny):
 @pytest.fixture(scope="module")
 def record(tmp_path_factory):
     p = tmp_path_factory.mktemp("gpt2") / "tokenizer.json"
-    out = measure_model(**MODEL, corpus_text=TEXT, tokenizer_path=str(p))
+    out = record_model(**MODEL, corpus_text=TEXT, tokenizer_path=str(p))
     p.write_bytes(out["tokenizer"])
     return out["model"]
 

@@ -12,7 +12,7 @@ torch.set_num_threads(1)
 
 from adbench.gpt2.common import token_nll  # noqa: E402
 from adbench.gpt2.fp16 import precision_table  # noqa: E402
-from adbench.gpt2.resolve import measure_model  # noqa: E402
+from adbench.gpt2.resolve import record_model  # noqa: E402
 from testing_tools import load_gpt2  # noqa: E402
 from adbench.gpt2.prompt import _g4_values, measure_prompt  # noqa: E402
 from adbench.gpt2.saved import Ledger, account  # noqa: E402
@@ -29,7 +29,7 @@ TEXT = ("The capital of France is Paris. Gradients flow backward through every b
 def record(tmp_path_factory):
     """What gpt2_model writes: the model.json record, its trained tokenizer in tokenizer.json."""
     p = tmp_path_factory.mktemp("gpt2") / "tokenizer.json"
-    out = measure_model(**MODEL, corpus_text=TEXT, tokenizer_path=str(p))
+    out = record_model(**MODEL, corpus_text=TEXT, tokenizer_path=str(p))
     p.write_bytes(out["tokenizer"])
     return out["model"]
 

@@ -92,7 +92,7 @@ def test_claim_changes_list_the_changed_verdicts_first():
 
 
 def test_an_archive_without_claims_records_none_and_still_loads(tmp_path):
-    from adbench.history.changes import NO_CLAIMS, measure_changes
+    from adbench.history.changes import NO_CLAIMS, compare_runs
     cmp = pd.DataFrame([{"id": "S1", "quantity": "g", "documented": "1.0", "measured": 1.0, "kind": "exact"}])
     for name, with_claims in (("old", False), ("new", True)):
         (tmp_path / name).mkdir()
@@ -100,7 +100,7 @@ def test_an_archive_without_claims_records_none_and_still_loads(tmp_path):
         (tmp_path / name / "MANIFEST.json").write_text(json.dumps({"versions": {"torch": "2.13.0"}, "device": "cpu"}))
         if with_claims:
             _claims({"S1.a": "fails"}).to_csv(tmp_path / name / "claims.csv", index=False)
-    out = measure_changes(cmp, [str(tmp_path / "old"), str(tmp_path / "new")], 0.05, {"versions": {}, "device": "cpu"},
+    out = compare_runs(cmp, [str(tmp_path / "old"), str(tmp_path / "new")], 0.05, {"versions": {}, "device": "cpu"},
                           claims=_claims({"S1.a": "holds"}))
     by = out["claims_changes"].set_index("archive")
     assert by.loc["old", "status"] == "unrecorded" and by.loc["old", "old_reason"] == NO_CLAIMS
@@ -296,7 +296,7 @@ def _documented(rows, tmp_path):
 
 
 def _as_read_back(df):
-    """A comparison as report_changes reads it: through its CSV."""
+    """A comparison as rule changes reads it: through its CSV."""
     return pd.read_csv(io.StringIO(df.to_csv(index=False)))
 
 

@@ -117,7 +117,7 @@ def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(proj
     values = (project / "results/X1/values.csv").read_text()
     assert "X1,grad,6.0" in values and (project / "results/X1/meta.json").exists()
     assert (project / "results/X1/plot.svg").read_text().lstrip().startswith("<?xml")
-    # its claim, judged as report_claims judges it: found through the family's claims.py, and it holds
+    # its claim, judged as verdicts_claims judges it: found through the family's claims.py, and it holds
     out = subprocess.run([sys.executable, "-c", JUDGE_DEMO], cwd=project, capture_output=True, text=True,
                          env={**__import__("os").environ, "PYTHONPATH": str(project / "src")})
     verdict, margin = out.stdout.split()
@@ -184,7 +184,7 @@ def test_every_output_of_every_rule_is_a_default_target(tmp_path):
     for configs in (("config.yaml",), ("config.yaml", ".test/config.yaml")):
         outputs, targets = inspect_workflow(ROOT, configs, _outputs_and_targets)
         # the strict check's stamp only in strict mode: a non-strict run never runs the check
-        assert _unrequested(outputs, targets) == ["strict_check: results/strict_check.txt"], configs
+        assert _unrequested(outputs, targets) == ["render_strict_check: results/strict_check.txt"], configs
     (tmp_path / "strict.yaml").write_text("strict: true\n")
     outputs, targets = inspect_workflow(ROOT, ("config.yaml", str(tmp_path / "strict.yaml")), _outputs_and_targets)
     assert _unrequested(outputs, targets) == []
@@ -194,13 +194,13 @@ def test_every_output_of_every_rule_is_a_default_target(tmp_path):
 
 
 def _paths_by_id(wf) -> dict[str, list[tuple[str, object]]]:
-    """Catalog ID -> [(rule, params.measure)] of the rules that write results/<ID>/meta.json."""
+    """Catalog ID -> [(rule, params.function)] of the rules that write results/<ID>/meta.json."""
     out: dict[str, list] = {}
     for r in wf.rules:
         for o in r.output:
             m = re.fullmatch(r"results/([A-Z]\d+)/meta\.json", str(o))
             if m:
-                out.setdefault(m.group(1), []).append((r.name, dict(r.params.items()).get("measure")))
+                out.setdefault(m.group(1), []).append((r.name, dict(r.params.items()).get("function")))
     return out
 
 
@@ -219,14 +219,14 @@ def test_every_id_has_one_rule_one_function_one_section_and_a_test():
         text = (PACKAGE / section(fam.key)).read_text()
         for mid in fam.ids:
             assert len(by_id.get(mid, [])) == 1, (mid, by_id.get(mid))  # one rule writes the ID's files
-            rule, measure = by_id[mid][0]
-            ref = measure[mid] if isinstance(measure, dict) else measure  # a grouped job names one per ID
+            rule, function = by_id[mid][0]
+            ref = function[mid] if isinstance(function, dict) else function  # a grouped job names one per ID
             fn = _function(ref)  # the function the rule runs (AttributeError/ImportError name the defect)
             assert f'id="{mid}"' in text, (mid, fam.key)  # the template section that shows it
             tested = [n for n, text in tests.items() if re.search(rf"\b{fn.__name__}\b", text)]
             assert tested, (mid, ref)  # a unit test calls the function by name
     # negative control: an ID two rules write is seen twice (and fails the one-rule assertion above)
-    fake = [type("R", (), {"name": n, "output": ["results/X1/meta.json"], "params": {"measure": "m:f"}})() for n in "ab"]
+    fake = [type("R", (), {"name": n, "output": ["results/X1/meta.json"], "params": {"function": "m:f"}})() for n in "ab"]
     assert _paths_by_id(type("W", (), {"rules": fake})()) == {"X1": [("a", "m:f"), ("b", "m:f")]}
 
 
@@ -243,11 +243,25 @@ def test_snakefiles_follow_the_formatter(tmp_path):
     assert subprocess.run([snakefmt, "--check", str(bad)], capture_output=True).returncode != 0
 
 
+def _misnamed(stem: str, text: str) -> list[str]:
+    """Rules a rules file defines (`rule <name>:`, `use rule <base> as <name> with:`) not named <stem> or <stem>_*."""
+    names = re.findall(r"^(?:rule|use rule \w+ as) (\w+)(?: with)?:", text, re.M)
+    return [n for n in names if n != stem and not n.startswith(f"{stem}_")]
+
+
+def test_every_rule_is_named_after_its_rules_file():
+    files = sorted((ROOT / "workflow/rules").glob("*.smk"))
+    assert {p.stem: _misnamed(p.stem, p.read_text()) for p in files} == {p.stem: [] for p in files}
+    # negative control: a report rule living in another file is named
+    assert _misnamed("verdicts", "rule verdicts_compare:\n\n\nuse rule verdicts_compare as report_x with:\n") \
+        == ["report_x"]
+
+
 # ---- the core names no family ----------------------------------------------------------------------------------
 # The core: every module of the package that is not a family's folder, with its templates, and the rules files that
 # are not a family's. Families fill its registries; it never names one.
-CORE_RULES = ["Snakefile", "workflow/rules/common.smk", "workflow/rules/corpus.smk", "workflow/rules/verdicts.smk",
-              "workflow/rules/history.smk", "workflow/rules/render.smk"]
+CORE_RULES = ["Snakefile", *(f"workflow/rules/{f}.smk" for f in ("common", "timing", "corpus", "verdicts", "changes",
+                                                                  "archive", "render"))]
 
 
 def _family_packages() -> list[str]:

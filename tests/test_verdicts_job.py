@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from adbench.verdicts.job import measure_comparison
+from adbench.verdicts.job import compare_documented
 from adbench.verdicts.verdict import STATUSES, score
 from documented_fixture import FAMS, row, table
 
@@ -42,7 +42,7 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
         part.to_csv(p, index=False)
         paths.append(str(p))
     fams = [f.as_dict() for f in FAMS]
-    full = measure_comparison(paths, paths, str(doc), fams, reduced=False)["comparison"].set_index("quantity")
+    full = compare_documented(paths, paths, str(doc), fams, reduced=False)["comparison"].set_index("quantity")
     expected = {"zero": "MISMATCH", "digits": "match", "text": "match", "est": "differs",
                 "shape_near": "differs", "shape_far": "MISMATCH", "shape_banded": "differs",
                 "tape_us": "not judged", "ratio": "not judged", "grid": "not judged", "gpt2": "not judged",
@@ -51,7 +51,7 @@ def test_end_to_end_judgement_of_a_synthetic_run(tmp_path):
     assert set(full.status) == set(STATUSES)
     assert "×10" in full.loc["shape_far", "note"] and "processes disagreed" in full.loc["ratio", "note"]
     assert score(full.status) == (2, 9)  # 2 match; 3 differs + 3 MISMATCH + 1 MISSING + 2 match judged
-    reduced = measure_comparison(paths, paths, str(doc), fams, reduced=True)["comparison"].set_index("quantity")
+    reduced = compare_documented(paths, paths, str(doc), fams, reduced=True)["comparison"].set_index("quantity")
     assert reduced.loc["shape_far", "status"] == "not judged" and reduced.loc["full_only", "status"] == "not judged"
     assert reduced.loc["zero", "status"] == "MISMATCH"  # exact rows stay judged at reduced sizes
 
@@ -63,7 +63,7 @@ def test_comparison_job_returns_the_per_family_summary(tmp_path):
     families = [{"key": "scalar", "title": "Scalar", "ids": ["S1"], "order": 1}]
     claims = pd.DataFrame([{"family": "scalar", "holds": 4, "fails": 1, "not judged": 0, "claims": 5},
                            {"family": "all", "holds": 4, "fails": 1, "not judged": 0, "claims": 5}])
-    out = measure_comparison([str(values)], [str(values)], str(doc), families, claims_summary=claims)
+    out = compare_documented([str(values)], [str(values)], str(doc), families, claims_summary=claims)
     summary = out["summary"].set_index("family")
     assert summary.loc["scalar", ["match", "MISMATCH", "judged"]].tolist() == [1, 1, 2]
     assert summary.loc["all", "score"] == 0.5
@@ -82,11 +82,11 @@ def test_no_verdict_from_a_values_file_that_changed_after_its_job_wrote_it(tmp_p
         pd.DataFrame({"id": [mid], "quantity": ["q"], "value": [v], "note": ""}).to_csv(p, index=False)
     write_manifest("scalar", {}, paths)
     families = [{"key": "scalar", "title": "Scalar", "ids": ["S1", "S2"], "order": 1}]
-    clean = measure_comparison(paths, paths, str(doc), families)
+    clean = compare_documented(paths, paths, str(doc), families)
     # negative control: untouched files are judged, and the summary has no `untrusted` column
     assert clean["comparison"].status.tolist() == ["match", "match"] and "untrusted" not in clean["summary"]
     Path("results/S2/values.csv").write_text(Path("results/S2/values.csv").read_text().replace("3.0", "2.5"))
-    out = measure_comparison(paths, paths, str(doc), families)
+    out = compare_documented(paths, paths, str(doc), families)
     cmp = out["comparison"].set_index("id")
     assert cmp.loc["S1", "status"] == "match"
     assert cmp.loc["S2", "status"] == "not judged" and pd.isna(cmp.loc["S2", "measured"])

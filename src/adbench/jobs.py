@@ -1,8 +1,9 @@
-"""Glue between a Snakemake rule and a pure measurement function: the one path from a rule to its code.
+"""Glue between a Snakemake rule and a pure function: the one path from a rule to its code.
 
-Every measurement rule runs scripts/measure.py, which calls `run_rule(snakemake)`:
+Every rule that runs a function (a measurement, a summary, a plot, the comparison, the report, ...) runs
+scripts/measure.py, which calls `run_rule(snakemake)`:
 
-- `params.measure` names the function, 'package.module:function'; a rule that measures several
+- `params.function` names the function, 'package.module:function'; a rule that measures several
   IDs in one process (one torch import) names one function per ID, {ID: 'package.module:function'}.
 - the function receives exactly the parameters its signature names, from
   * the rule's NAMED inputs, read by suffix (`read_input`): .csv -> DataFrame, .txt -> str,
@@ -12,8 +13,10 @@ Every measurement rule runs scripts/measure.py, which calls `run_rule(snakemake)
   * `<name>_path`: the path of input or output `<name>` instead of its content, for a function
     that opens or writes the file itself;
   * `params.args`, keyword arguments from the config ({ID: kwargs} for several IDs).
-- `params.prov` (common.smk's `job(...)` derives it from the modules `params.measure` names):
-  versions, code hash, device, seed and threads; in params so an upgrade re-runs the job.
+- `params.prov` (common.smk's `job(...)` derives it from the modules `params.function` names):
+  versions, code hash, device and seed; in params so an upgrade re-runs the job.
+- torch's intra-op threads are the job's threads (its rule's `threads:`, as Snakemake gives them),
+  unless `params.prov` names `torch_threads` (a launcher whose ranks hold the cores).
 - per-ID tables are outputs named `<ID>__<table>` (common.smk's `id_outputs`), written to
   results/<ID>/<table>.csv, with results/<ID>/meta.json as `<ID>__meta`. The function returns
   {ID: {table: value}}, or {table: value} when it measures one ID. Other outputs (figures, the
@@ -134,12 +137,12 @@ def read_input(path: str) -> Any:
 
 
 def resolve(ref: str | Mapping[str, str]) -> Callable[..., dict[str, Any]]:
-    """The function `params.measure` names; {ID: ref} becomes one grouped function of the IDs' kwargs."""
+    """The function `params.function` names; {ID: ref} becomes one grouped function of the IDs' kwargs."""
     if isinstance(ref, Mapping):
         return grouped({mid: resolve(r) for mid, r in ref.items()})
     module, sep, name = ref.partition(":")
     if not sep or not name:
-        raise ValueError(f"params.measure must read 'package.module:function', got {ref!r}")
+        raise ValueError(f"params.function must read 'package.module:function', got {ref!r}")
     return getattr(importlib.import_module(module), name)
 
 
@@ -197,16 +200,16 @@ def write_manifest(rule: str, wildcards: Mapping[str, str], outputs: list[str], 
 
 
 def run_rule(smk: Any) -> dict[str, Any]:
-    """scripts/measure.py: run the function `params.measure` names on this job's inputs and write its outputs."""
+    """scripts/measure.py: run the function `params.function` names on this job's inputs and write its outputs."""
     params = dict(smk.params.items())
-    fn = resolve(params["measure"])
+    fn = resolve(params["function"])
     kwargs = call_arguments(fn, dict(smk.input.items()), dict(smk.wildcards.items()), dict(smk.output.items()),
                             dict(params.get("args") or {}))
     return run_job(smk, fn, **kwargs)
 
 
-def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
-    """Run `measure(**params.args, **kwargs)` and write its named results atomically."""
+def run_job(smk: Any, function: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    """Run `function(**params.args, **kwargs)` and write its named results atomically."""
     _setup_logging(smk)
     params = dict(smk.params.items()) if hasattr(smk.params, "items") else {}
     args = dict(params.get("args") or {})
@@ -218,7 +221,7 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
     log.info("rule %s wildcards=%s threads=%s", smk.rule, dict(smk.wildcards.items()), threads)
     start = time.perf_counter()
     try:
-        results = measure(**args, **kwargs)
+        results = function(**args, **kwargs)
         if threads is None and "torch" in sys.modules:  # torch imported lazily by the measurement
             threads = sys.modules["torch"].get_num_threads()
         metas = [n for n in smk.output.keys() if split_name(n)[1] == "meta"]
@@ -226,7 +229,7 @@ def run_job(smk: Any, measure: Callable[..., dict[str, Any]], **kwargs: Any) -> 
         single_id = len({split_name(n)[0] for n in smk.output.keys()} - {None}) == 1
         missing = sorted(n for n in wanted if _result(results, n, single_id) is None)
         if missing:
-            raise KeyError(f"{measure.__name__} did not return outputs {missing}")
+            raise KeyError(f"{function.__name__} did not return outputs {missing}")
         for name in wanted:
             _write(name, _result(results, name, single_id), getattr(smk.output, name))
         wall = time.perf_counter() - start

@@ -128,7 +128,7 @@ def test_a_changed_file_gets_no_verdict_and_make_report_restores_it(cached, monk
     (cached / truncated).write_bytes(originals[truncated][: len(originals[truncated]) // 2])
 
     # (i) the report alone, without make report's restore step: banner, summary and comparison
-    res = snakemake(cached, "--cores", "2", "--forcerun", "report_compare", "render_report", *SMOKE)
+    res = snakemake(cached, "--cores", "2", "--forcerun", "verdicts_compare", "render_report", *SMOKE)
     assert res.returncode == 0, res.stderr[-3000:]
     html = (cached / "report/report.html").read_text()
     banner = html.split('id="integrity"', 1)[1].split("</div>", 1)[0]

@@ -46,7 +46,7 @@ def exclusive_rules(configs=("config.yaml",)) -> dict[str, set[str]]:
     from workflow_inspect import inspect_workflow
 
     def look(wf):
-        res = {r.name: r.resources for r in wf.rules}
+        res = {r.name: r.resources for r in wf.rules if r.output}  # not the timing chain's bases (no jobs)
         return {"local": {n for n, r in res.items() if r.get("machine_share") == wf.globals["MACHINE_SHARES"]},
                 "slurm": {n for n, r in res.items() if r.get("slurm_extra") == "--exclusive"}}
     return inspect_workflow(ROOT, configs, look)
@@ -56,7 +56,7 @@ def exclusive_rules(configs=("config.yaml",)) -> dict[str, set[str]]:
 TIMING_RULES = exclusive_rules()["slurm"]
 # The default cluster test: Snakemake re-runs these rules of a completed local smoke run through
 # SLURM, and every job downstream of them: exactly SUBDAG (gpt2_prompt reads the local run's gpt2_model).
-SUBDAG_FORCED = ["tensor_rules", "lifetimes_l6_run", "gpt2_prompt", "report_compare", "render_report"]
+SUBDAG_FORCED = ["tensor_rules", "lifetimes_l6_run", "gpt2_prompt", "verdicts_compare", "render_report"]
 SUBDAG = {
     "tensor_rules": "one job writing four IDs (T1-T4), each with its own meta.json",
     "lifetimes_l6_run": "timing chain: a timed process, reading the local run's calibration (a timing job: "
@@ -65,9 +65,9 @@ SUBDAG = {
     "lifetimes_l6_plot": "downstream of the L6 samples",
     "gpt2_prompt": "a GPT-2 job (G1-G4)",
     "gpt2_plots": "downstream of G2's states",
-    "report_compare": "the comparison with the documented values",
-    "report_changes": "downstream of the comparison",
-    "report_claims": "the claims, downstream of every re-run measurement",
+    "verdicts_compare": "the comparison with the documented values",
+    "changes": "downstream of the comparison",
+    "verdicts_claims": "the claims, downstream of every re-run measurement",
     "render_report": "the report, its provenance appendix included",
 }
 # Opt-in: the whole smoke DAG through SLURM, as one more test.
@@ -75,9 +75,9 @@ FULL_DAG = os.environ.get("ADBENCH_SLURM_FULL") == "1"
 
 
 def workflow_rules() -> dict[str, str]:
-    """Rule name -> the rules file (family) that defines it."""
+    """Rule name -> the rules file (family) that defines it (`rule <name>:` or `use rule <base> as <name> with:`)."""
     return {name: smk.stem for smk in sorted((ROOT / "workflow/rules").glob("*.smk"))
-            for name in re.findall(r"^rule (\w+):", smk.read_text(), re.M)}
+            for name in re.findall(r"^(?:rule|use rule \w+ as) (\w+)(?: with)?:", smk.read_text(), re.M)}
 
 
 def profile() -> dict:
@@ -142,7 +142,7 @@ def slurm_run(project: Path, env: dict, *args: str) -> subprocess.CompletedProce
 
 
 # The report's rules files (comparison, claims, what changed, rendering): one group, one SLURM job
-REPORT_FILES = {"verdicts", "history", "render"}
+REPORT_FILES = {"verdicts", "changes", "archive", "render"}
 
 
 def family_groups() -> list[str]:
@@ -274,10 +274,10 @@ localrule all:
     (logs / "group_report_x").mkdir(parents=True)
     (logs / "rule_lifetimes_l6_run/1").mkdir(parents=True)
     (logs / "group_report_x/17.log").write_text(
-        "localrule report_compare:\n2026-12-01 09:44:48,404 adbench INFO rule report_compare wildcards={} threads=None\n"
+        "localrule verdicts_compare:\n2026-12-01 09:44:48,404 adbench INFO rule verdicts_compare wildcards={} threads=None\n"
         "localrule render_report:\n2026-12-01 09:44:49,404 adbench INFO rule render_report wildcards={} threads=1\n")
     (logs / "rule_lifetimes_l6_run/1/15.log").write_text("localrule lifetimes_l6_run:\nTraceback: no start line\n")
-    assert rules_inside_slurm_jobs(tmp_path) == {"17": ["report_compare", "render_report"], "15": []}
+    assert rules_inside_slurm_jobs(tmp_path) == {"17": ["verdicts_compare", "render_report"], "15": []}
     html = ('<section id="provenance"><table><tbody>\n<tr><td class="mono">tensor_rules</td><td class="mono">{}</td>'
             '\n    <td>2.13.0</td><td class="mono">ab</td><td class="mono">13</td><td class="mono">vm</td></tr>\n'
             '<tr><td class="mono">scalar_s1</td><td class="mono">{}</td>\n    <td class="mono">cd</td>'

@@ -54,7 +54,7 @@ def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tm
     assert ("adbench strict: FAILED: 1 claim(s) that held in the compared run fail now, 1 row(s) MISMATCH or "
             "MISSING") in out
     assert f"claim {improved}" not in out                                         # fails -> holds: not listed
-    assert "Error in rule strict_check" in out
+    assert "Error in rule render_strict_check" in out
     # the report is written (after the check's inputs) and lists the changed claims; no stamp of a pass
     html = (project / "report/report.html").read_text()
     assert (project / "report/report.html").stat().st_mtime_ns > before
@@ -62,4 +62,4 @@ def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tm
     assert not (results / "strict_check.txt").exists()
     # nothing but the check is left to do: not in strict mode, nothing; in strict mode, the check alone
     assert dry_run(project, "--config", "compare_to=[base]") == set()
-    assert dry_run(project, "--config", "strict=True", "compare_to=[base]") == {"strict_check"}
+    assert dry_run(project, "--config", "strict=True", "compare_to=[base]") == {"render_strict_check"}

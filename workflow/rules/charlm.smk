@@ -26,7 +26,7 @@ rule charlm_train:
         BENCH("charlm_train_{variant}")
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
-    priority: PRIORITY["long"]  # six of the longest jobs: start them first (LPT, common.smk)
+    priority: PRIORITY["long"]
     conda:
         ENV
     resources:
@@ -36,7 +36,6 @@ rule charlm_train:
             "adbench.charlm.train:measure_train",
             args=config["charlm"]["train"],
             seed=config["charlm"]["train"]["seed"],
-            threads=1,
         ),
     script:
         SCRIPT("measure")
@@ -44,7 +43,7 @@ rule charlm_train:
 
 rule charlm_eval:
     input:
-        weights=expand("results/C1/weights/{variant}.pt", variant=C1_VARIANTS),
+        weights=expand(rules.charlm_train.output.weights, variant=C1_VARIANTS),
         corpus_text=rules.corpus.output.corpus,
         train_text=rules.corpus.output.train,
         heldout_text=rules.corpus.output.heldout,
@@ -56,13 +55,13 @@ rule charlm_eval:
         LOG("charlm_eval"),
     benchmark:
         BENCH("charlm_eval")
-    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    priority: PRIORITY["chain"]
     conda:
         ENV
     resources:
         **sized(),
     params:
-        **job("adbench.charlm.evaluate:measure_eval", threads=1, args=dict(variants=C1_VARIANTS)),
+        **job("adbench.charlm.evaluate:measure_eval", args=dict(variants=C1_VARIANTS)),
     script:
         SCRIPT("measure")
 
@@ -72,7 +71,7 @@ rule charlm_eval:
 # (residual-state gradient norms, the q/k/v split of each attention projection's gradient).
 rule charlm_proxy:
     input:
-        weights="results/C1/weights/correct.pt",
+        weights=one(rules.charlm_train.output.weights, variant="correct"),
         corpus_text=rules.corpus.output.corpus,
         heldout_text=rules.corpus.output.heldout,
     output:
@@ -85,7 +84,7 @@ rule charlm_proxy:
         LOG("charlm_proxy"),
     benchmark:
         BENCH("charlm_proxy")
-    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    priority: PRIORITY["chain"]
     conda:
         ENV
     resources:
@@ -93,7 +92,6 @@ rule charlm_proxy:
     params:
         **job(
             "adbench.charlm.proxy:measure_proxy",
-            threads=1,
             args=dict(
                 surprise_context=config["charlm"]["surprise_context"],
                 surprise_extremes=config["charlm"]["surprise_extremes"],
@@ -107,7 +105,7 @@ rule charlm_proxy:
 # run's weights moved from the shared initial state (rebuilt from the seed): no training numbers change.
 rule charlm_checks:
     input:
-        weights=expand("results/C1/weights/{variant}.pt", variant=C1_VARIANTS),
+        weights=expand(rules.charlm_train.output.weights, variant=C1_VARIANTS),
         corpus_text=rules.corpus.output.corpus,
         train_text=rules.corpus.output.train,
     output:
@@ -119,7 +117,7 @@ rule charlm_checks:
         LOG("charlm_checks"),
     benchmark:
         BENCH("charlm_checks")
-    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    priority: PRIORITY["chain"]
     conda:
         ENV
     resources:
@@ -147,7 +145,6 @@ rule charlm_checks:
                 },
             ),
             seed=config["charlm"]["train"]["seed"],
-            threads=1,
         ),
     script:
         SCRIPT("measure")
@@ -155,18 +152,18 @@ rule charlm_checks:
 
 rule charlm_summary:
     input:
-        heldout="results/C1/heldout.csv",
-        baselines="results/C1/baselines.csv",
-        curves=expand("results/C1/train/{variant}/curve.csv", variant=C1_VARIANTS),
-        grad_norms=expand("results/C1/train/{variant}/grad_norms.csv", variant=C1_VARIANTS),
-        runs=expand("results/C1/train/{variant}/run.csv", variant=C1_VARIANTS),
+        heldout=rules.charlm_eval.output.heldout,
+        baselines=rules.charlm_eval.output.baselines,
+        curves=expand(rules.charlm_train.output.curve, variant=C1_VARIANTS),
+        grad_norms=expand(rules.charlm_train.output.grad_norms, variant=C1_VARIANTS),
+        runs=expand(rules.charlm_train.output.run, variant=C1_VARIANTS),
     output:
         **id_outputs("C1", "values", "summary", "curves", "grad_norms"),
     log:
         LOG("charlm_summary"),
     benchmark:
         BENCH("charlm_summary")
-    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    priority: PRIORITY["chain"]
     conda:
         ENV
     resources:
@@ -187,10 +184,10 @@ rule charlm_summary:
 
 rule charlm_plot:
     input:
-        curves="results/C1/curves.csv",
-        grad_norms="results/C1/grad_norms.csv",
-        heldout="results/C1/heldout.csv",
-        baselines="results/C1/baselines.csv",
+        curves=rules.charlm_summary.output.C1__curves,
+        grad_norms=rules.charlm_summary.output.C1__grad_norms,
+        heldout=rules.charlm_eval.output.heldout,
+        baselines=rules.charlm_eval.output.baselines,
     output:
         curves=report(
             "results/C1/curves.svg", caption="../captions/figure.rst", category="Character model", labels={"ID": "C1"}
@@ -208,7 +205,7 @@ rule charlm_plot:
         LOG("charlm_plot"),
     benchmark:
         BENCH("charlm_plot")
-    priority: PRIORITY["chain"]  # the C1 chain to the report (scheduling in common.smk)
+    priority: PRIORITY["chain"]
     conda:
         ENV
     resources:

@@ -1,5 +1,5 @@
 # Shared helpers every rules file uses: config check, the family registry, provenance params,
-# per-rule resources, per-ID output names, and the log / benchmark / conda / script boilerplate.
+# per-rule resources and threads, per-ID output names, and the log / benchmark / conda / script boilerplate.
 import os
 import sys
 from functools import lru_cache
@@ -85,8 +85,9 @@ def report_values(wildcards=None):
 def run_settings():
     """The configuration the verdicts, the claims and the templates read (documented rows and claims declared
     under other settings are not judged; templates look values up instead of restating them), without the keys
-    that never reach them (archiving, the version matrix, strict mode): changing those re-runs no report job."""
-    return {k: v for k, v in config.items() if k not in ("archive", "matrix", "matrix_targets", "strict")}
+    that never reach them (archiving, the archives compared, the version matrix, strict mode): changing those
+    re-runs no verdict or claims job (what changed and the report read compare_to through changes.csv)."""
+    return {k: v for k, v in config.items() if k not in ("archive", "compare_to", "matrix", "matrix_targets", "strict")}
 
 
 # ---- outputs of jobs that measure several IDs ----------------------------------------------------
@@ -106,36 +107,43 @@ def _code(modules):
     return code_hash(*modules)
 
 
-def job(measure, args=None, packages=("torch", "numpy"), **prov_kw):
-    """A measurement rule's params: `measure` ('module:function', or {ID: 'module:function'} for several
-    IDs in one process), the function's config arguments `args`, and `prov` derived from the modules
-    `measure` names (their intra-package imports are followed by the code hash). Use as `params: **job(...)`."""
-    refs = measure.values() if isinstance(measure, dict) else [measure]
+def job(function, args=None, packages=("torch", "numpy"), **prov_kw):
+    """A rule's params: `function` ('module:function', or {ID: 'module:function'} for several IDs in one
+    process), the function's config arguments `args`, and `prov` derived from the modules `function`
+    names (their intra-package imports are followed by the code hash). Use as `params: **job(...)`."""
+    refs = function.values() if isinstance(function, dict) else [function]
     modules = sorted({ref.partition(":")[0] for ref in refs})
     return dict(
-        measure=measure, args=args if args is not None else {}, prov=prov(*modules, packages=packages, **prov_kw)
+        function=function, args=args if args is not None else {}, prov=prov(*modules, packages=packages, **prov_kw)
     )
 
 
-def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_device=False):
-    """params.prov: the versions and package-code hash a job depends on, plus device,
-    seed and torch threads. In params, so a change re-runs exactly the jobs affected.
-    Only rules with uses_device=True run on config["device"]; the rest are CPU probes."""
-    return {
+def prov(*modules, packages=("torch", "numpy"), seed=None, uses_device=False, torch_threads=None):
+    """params.prov: the versions and package-code hash a job depends on, plus device and seed. In params,
+    so a change re-runs exactly the jobs affected. Only rules with uses_device=True run on config["device"];
+    the rest are CPU probes. Torch's threads are the job's threads (adbench.jobs sets them; see THREADS
+    below); `torch_threads` only for a job whose own process uses fewer (a launcher whose ranks hold the cores)."""
+    out = {
         "versions": versions(("python", *packages)),
         "code": _code(tuple(sorted(modules))),
         "device": config["device"] if uses_device else "cpu",
         "seed": config["seed"] if seed is None else seed,
-        "torch_threads": threads or config["threads"],
     }
+    return out | ({"torch_threads": torch_threads} if torch_threads else {})
 
 
 # ---- resources ------------------------------------------------------------------------------------
-# Every rule declares mem_mb, runtime (minutes) and cpus_per_task through `sized(...)`; the numbers
-# a rule passes come from the benchmark files of a full default run on CPU (benchmarks/<rule>.tsv,
-# columns s and max_rss): mem_mb is about 1.5x the peak RSS rounded up to 500 MB (at least 1000),
-# runtime about 3x the wall time rounded up to whole minutes (at least 5), so a slower cluster node
-# or a larger corpus does not get a job killed. The defaults fit the many small jobs (<400 MB, <1 min).
+# Every rule declares mem_mb and runtime (minutes) through `sized(...)`; the numbers a rule passes come
+# from the benchmark files of a full default run on CPU (benchmarks/<rule>.tsv, columns s and max_rss):
+# mem_mb is about 1.5x the peak RSS rounded up to 500 MB (at least 1000), runtime about 3x the wall
+# time rounded up to whole minutes (at least 5), so a slower cluster node or a larger corpus does not
+# get a job killed. The defaults fit the many small jobs (<400 MB, <1 min).
+#
+# THREADS. A rule's thread count is stated once, in Snakemake's own `threads` directive (without one,
+# one thread). The local scheduler reserves that many cores, `sized` asks SLURM for as many CPUs
+# (cpus_per_task reads the job's threads), and adbench.jobs sets torch's intra-op threads to the job's
+# threads, so the three cannot disagree. Snakemake lowers a job's threads to --cores when that is
+# smaller, and all three follow.
 #
 # Timing jobs must run alone, and `sized(timing=True)` is the one list of them: both schedulers
 # read it from the rule's resources. Every job takes one `machine_share`; a timing job takes them
@@ -143,29 +151,39 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, threads=None, uses_de
 # starts it only when nothing else runs and starts nothing beside it; on SLURM its `slurm_extra`
 # asks for a node of its own (--exclusive). A profile that sets the global machine_share far
 # above MACHINE_SHARES lets other jobs run on other nodes meanwhile. timing.exclusive: false (the
-# smoke overlay) makes timing jobs ordinary. Torch in a timing job uses TIMING_THREADS threads.
+# smoke overlay) makes timing jobs ordinary. The timing chain (timing.smk) times one thread,
+# TIMING_THREADS; a timing job of its own states its threads like any rule.
 MACHINE_SHARES = 1000
 TIMING_THREADS = 1
+# the process runs of every timing chain: run jobs process=1..timing.processes, which the summary reads
+TIMING_PROCESSES = range(1, config["timing"]["processes"] + 1)
+
+
+def timing_args(*keys, **extra):
+    """A timing chain step's args: these timing.* settings (in this order), then the family's own `extra`."""
+    return {k: config["timing"][k] for k in keys} | extra
+
 
 # ---- scheduling ----------------------------------------------------------------------------------
-# A run's wall cannot beat its floor: the timing jobs' walls (they run alone) plus the rest of the
-# work divided by the cores. To come close, the timing jobs run FIRST, while no other job holds a
-# core: one that becomes ready later must wait for every running job to finish, idling cores. So do
-# the short jobs a timing job needs (a family marks them `sized(first=True)`: they run alone too, a few
-# seconds). Then the longest jobs first (LPT), so no long job runs alone at the end, and a family's chain
-# to the report (`chain`) as soon as it is ready. Snakemake's scheduler maximizes the SUM of
-# the priorities of the jobs it starts together, hence the gaps: one "first" job outweighs a timing
-# job, and a timing job outweighs any set of ordinary jobs that fits on the machine.
+# A rule's `priority:` is one of PRIORITY's four; why each, once, here. A run's wall cannot beat its
+# floor: the timing jobs' walls (they run alone) plus the rest of the work divided by the cores. To come
+# close, the timing jobs run FIRST ("timing"), while no other job holds a core: one that becomes ready
+# later must wait for every running job to finish, idling cores. So do the short jobs a timing job needs
+# ("first", and `sized(first=True)`: they run alone too, a few seconds). Then the longest jobs ("long",
+# LPT), so no long job runs alone at the end, and a family's chain to the report ("chain") as soon as it
+# is ready. Snakemake's scheduler maximizes the SUM of the priorities of the jobs it starts together,
+# hence the gaps: one "first" job outweighs a timing job, and a timing job outweighs any set of
+# ordinary jobs that fits on the machine.
 PRIORITY = dict(first=2000, timing=1000, long=50, chain=10)
 
 
-def sized(mem_mb=1000, runtime=5, threads=1, timing=False, uses_device=False, first=False):
-    """resources for a rule: mem_mb, runtime (min), cpus_per_task (= its threads) and machine_share;
-    an exclusive timing job takes every machine_share and, on SLURM, a node of its own. A rule whose
-    tensors go to config["device"] asks a cluster for one GPU when that is cuda (gpu=0 requests none;
+def sized(mem_mb=1000, runtime=5, timing=False, uses_device=False, first=False):
+    """resources for a rule: mem_mb, runtime (min), cpus_per_task (the job's threads: THREADS above) and
+    machine_share; an exclusive timing job takes every machine_share and, on SLURM, a node of its own. A rule
+    whose tensors go to config["device"] asks a cluster for one GPU when that is cuda (gpu=0 requests none;
     the local executor ignores gpu and slurm_extra). `first`: a short job the timing jobs wait for,
     run alone at the start (see scheduling above); it does not time anything, so no SLURM node of its own."""
-    res = dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=threads, machine_share=1)
+    res = dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=_job_threads, machine_share=1)
     if timing and config["timing"]["exclusive"]:
         res["machine_share"] = MACHINE_SHARES
         res["slurm_extra"] = "--exclusive"
@@ -174,6 +192,23 @@ def sized(mem_mb=1000, runtime=5, threads=1, timing=False, uses_device=False, fi
     if uses_device:
         res["gpu"] = 1 if config["device"] == "cuda" else 0
     return res
+
+
+def _job_threads(wildcards, threads):
+    """cpus_per_task, the threads Snakemake gives the job (its rule's `threads`, at most --cores)."""
+    return threads
+
+
+def job_rules():
+    """The rules that run jobs: every rule with an output (rule all and the timing chain's bases write none)."""
+    return [r for r in workflow.rules if r.output]
+
+
+def one(pattern, **wildcards):
+    """The one path of a wildcard rule's output `pattern` (rules.<rule>.output.<name>) for these wildcards,
+    for an input that reads one job's file: expand(...) gives a list, which the function would receive."""
+    (path,) = expand(pattern, **wildcards)
+    return path
 
 
 # ---- boilerplate: every rule logs to logs/<job>.log, benchmarks to benchmarks/<job>.tsv, runs its

@@ -42,9 +42,9 @@ rule depth_d2:
 
 rule depth_plot:
     input:
-        chains="results/D1/chains.csv",
-        probe="results/D1/fp16_probe.csv",
-        grid="results/D2/grid.csv",
+        chains=rules.depth_d1.output.D1__chains,
+        probe=rules.depth_d1.output.D1__fp16_probe,
+        grid=rules.depth_d2.output.D2__grid,
     output:
         chains=report("results/D1/chains.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D1"}),
         stacks=report("results/D2/stacks.svg", caption="../captions/figure.rst", category="Depth", labels={"ID": "D2"}),

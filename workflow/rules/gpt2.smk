@@ -25,14 +25,14 @@ rule gpt2_model:
         LOG("gpt2_model"),
     benchmark:
         BENCH("gpt2_model")
-    priority: PRIORITY["first"]  # the GPT-2 timing job waits for it: alone, before anything (common.smk)
+    priority: PRIORITY["first"]  # gpt2_memory, a timing job, waits for it
     conda:
         ENV
     resources:
         **sized(mem_mb=2000, runtime=10, uses_device=True, first=True),  # new rule, no full-run benchmark yet: BPE training headroom
     params:
         **job(
-            "adbench.gpt2.resolve:measure_model",
+            "adbench.gpt2.resolve:record_model",
             packages=GPT2_PACKAGES,
             seed=GPT2["seed"],
             args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")},
@@ -54,19 +54,18 @@ rule gpt2_prompt:
         LOG("gpt2_prompt"),
     benchmark:
         BENCH("gpt2_prompt")
-    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
+    priority: PRIORITY["long"]
     conda:
         ENV
     threads: GPT2["threads"]
     # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
     resources:
-        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5, threads=GPT2["threads"]),
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5),
     params:
         **job(
             "adbench.gpt2.prompt:measure_prompt",
             packages=GPT2_PACKAGES,
             seed=GPT2["seed"],
-            threads=GPT2["threads"],
             uses_device=True,
             args=dict(
                 prompt=GPT2["prompt"],
@@ -95,18 +94,17 @@ rule gpt2_sequence:
         LOG("gpt2_sequence"),
     benchmark:
         BENCH("gpt2_sequence")
-    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
+    priority: PRIORITY["long"]
     conda:
         ENV
     threads: GPT2["threads"]
     resources:
-        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11, threads=GPT2["threads"]),
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11),
     params:
         **job(
             "adbench.gpt2.sequence:measure_sequence",
             packages=GPT2_PACKAGES,
             seed=GPT2["seed"],
-            threads=GPT2["threads"],
             uses_device=True,
             args=dict(
                 seq_len=GPT2["seq_len"],
@@ -138,19 +136,19 @@ rule gpt2_memory:
         LOG("gpt2_memory"),
     benchmark:
         BENCH("gpt2_memory")
-    priority: PRIORITY["timing"]  # a timing job: run it first, alone (common.smk)
+    priority: PRIORITY["timing"]
     conda:
         ENV
+    # G6 times checkpointing against a plain step with gpt2.threads, like every GPT-2 job: a timing job,
+    # alone on the machine (sized(timing=True)), so its threads are not shared with any other job
     threads: GPT2["threads"]
-    # G6 times checkpointing against a plain step: a timing job, alone on the machine (sized in common.smk)
     resources:
-        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["memory"], runtime=73, threads=GPT2["threads"], timing=True),
+        **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["memory"], runtime=73, timing=True),
     params:
         **job(
             "adbench.gpt2.memory:measure_memory",
             packages=GPT2_PACKAGES,
             seed=GPT2["seed"],
-            threads=GPT2["threads"],
             uses_device=True,
             args=dict(
                 seq_len=GPT2["seq_len"],
@@ -169,9 +167,9 @@ rule gpt2_memory:
 
 rule gpt2_plots:
     input:
-        states="results/G2/states.csv",
-        surprise="results/G5/surprise.csv",
-        blocks="results/G8/blocks.csv",
+        states=rules.gpt2_prompt.output.G2__states,
+        surprise=rules.gpt2_sequence.output.G5__surprise,
+        blocks=rules.gpt2_sequence.output.G8__blocks,
         model=rules.gpt2_model.output.model,
     output:
         states=report("results/G2/states.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G2"}),

@@ -1,6 +1,6 @@
 # L family: accumulation, leaves and saved-value lifetimes, checkpoint memory and time, shape arithmetic.
-# L6 is a memory job plus a calibrate -> run{process} -> summary timing chain (like S9); L3's real all-reduce
-# runs several processes in one job of its own.
+# L6 is a memory job plus the timing chain (calibrate -> run{process} -> summary -> plot, timing.smk);
+# L3's real all-reduce runs several processes in one job of its own.
 
 family("lifetimes", "Graph lifetimes, accumulation and memory", numbered("L", 7), order=30)
 
@@ -68,10 +68,10 @@ rule lifetimes_l3_allreduce:
         BENCH("lifetimes_l3_allreduce")
     conda:
         ENV
-    threads: ALLREDUCE_RANKS
+    threads: ALLREDUCE_RANKS  # one core per rank
     resources:
         # ~300 MB peak RSS per process (each rank imports torch; the launcher too), 1.5x as common.smk sizes
-        **sized(threads=ALLREDUCE_RANKS, mem_mb=500 * (ALLREDUCE_RANKS + 1)),
+        **sized(mem_mb=500 * (ALLREDUCE_RANKS + 1)),
     params:
         **job(
             "adbench.lifetimes.allreduce:measure_l3_allreduce",
@@ -82,7 +82,7 @@ rule lifetimes_l3_allreduce:
                 timeout_s=LIFE["allreduce"]["timeout_s"],
                 **LIFE_DATA,
             ),
-            threads=1,  # torch threads per rank (each rank sets its own)
+            torch_threads=1,  # the launcher's; each rank sets one for itself
         ),
     script:
         SCRIPT("measure")
@@ -108,7 +108,8 @@ rule lifetimes_l6_memory:
         SCRIPT("measure")
 
 
-rule lifetimes_l6_calibrate:
+# L6's timing chain: the four steps of timing.smk; its plot also reads the memory job's accounting.
+use rule timing_calibrate as lifetimes_l6_calibrate with:
     output:
         calibration="results/L6/timing/calibration.csv",
         meta="results/L6/timing/calibration.meta.json",
@@ -116,24 +117,13 @@ rule lifetimes_l6_calibrate:
         LOG("lifetimes_l6_calibrate"),
     benchmark:
         BENCH("lifetimes_l6_calibrate")
-    priority: PRIORITY["timing"]
-    conda:
-        ENV
-    resources:
-        **sized(timing=True),  # alone on the machine (see sized in common.smk)
     params:
-        **job(
-            "adbench.lifetimes.checkpoint_probe:measure_calibration",
-            args=dict(target_ms=config["timing"]["target_ms"], **LIFE_CKPT),
-            threads=TIMING_THREADS,
-        ),
-    script:
-        SCRIPT("measure")
+        **job("adbench.lifetimes.checkpoint_probe:measure_calibration", args=timing_args("target_ms", **LIFE_CKPT)),
 
 
-rule lifetimes_l6_run:
+use rule timing_run as lifetimes_l6_run with:
     input:
-        calibration="results/L6/timing/calibration.csv",
+        calibration=rules.lifetimes_l6_calibrate.output.calibration,
     output:
         samples="results/L6/timing/runs/{process}/samples.csv",
         meta="results/L6/timing/runs/{process}/meta.json",
@@ -141,34 +131,16 @@ rule lifetimes_l6_run:
         LOG("lifetimes_l6_run_{process}"),
     benchmark:
         BENCH("lifetimes_l6_run_{process}")
-    wildcard_constraints:
-        process=r"\d+",
-    priority: PRIORITY["timing"]
-    conda:
-        ENV
-    resources:
-        **sized(timing=True),  # alone on the machine (see sized in common.smk)
     params:
-        # `process` (which process run this is) comes from the wildcard
         **job(
             "adbench.lifetimes.checkpoint_probe:measure_run",
-            args=dict(
-                rounds=config["timing"]["rounds"],
-                warmup=config["timing"]["warmup"],
-                retries=config["timing"]["retries"],
-                **LIFE_CKPT,
-            ),
-            threads=TIMING_THREADS,
+            args=timing_args("rounds", "warmup", "retries", **LIFE_CKPT),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule lifetimes_l6_summary:
+use rule timing_summary as lifetimes_l6_summary with:
     input:
-        samples=expand(
-            "results/L6/timing/runs/{process}/samples.csv", process=range(1, config["timing"]["processes"] + 1)
-        ),
+        samples=expand(rules.lifetimes_l6_run.output.samples, process=TIMING_PROCESSES),
     output:
         values="results/L6/timing/values.csv",
         per_process="results/L6/timing/per_process.csv",
@@ -178,23 +150,14 @@ rule lifetimes_l6_summary:
         LOG("lifetimes_l6_summary"),
     benchmark:
         BENCH("lifetimes_l6_summary")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
-        **job(
-            "adbench.lifetimes.checkpoint_timing:measure_summary",
-            args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
-        ),
-    script:
-        SCRIPT("measure")
+        **job("adbench.lifetimes.checkpoint_timing:measure_summary", args=timing_args("bootstrap", "seed")),
 
 
-rule lifetimes_l6_plot:
+use rule timing_plot as lifetimes_l6_plot with:
     input:
-        accounting="results/L6/accounting.csv",
-        samples="results/L6/timing/samples.csv",
+        accounting=rules.lifetimes_l6_memory.output.L6__accounting,
+        samples=rules.lifetimes_l6_summary.output.samples,
     output:
         figure=report(
             "results/L6/memory_time.svg",
@@ -206,14 +169,8 @@ rule lifetimes_l6_plot:
         LOG("lifetimes_l6_plot"),
     benchmark:
         BENCH("lifetimes_l6_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.lifetimes.plots:plot_checkpoint", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 rule lifetimes_l7:
@@ -235,7 +192,7 @@ rule lifetimes_l7:
 
 rule lifetimes_l7_plot:
     input:
-        sweep="results/L7/sweep.csv",
+        sweep=rules.lifetimes_l7.output.L7__sweep,
     output:
         figure=report(
             "results/L7/bytes_vs_seq.svg",
@@ -263,7 +220,7 @@ register(
     rules.lifetimes_l3_allreduce.output,
     rules.lifetimes_l6_memory.output,
     rules.lifetimes_l6_calibrate.output,
-    expand(rules.lifetimes_l6_run.output, process=range(1, config["timing"]["processes"] + 1)),
+    expand(rules.lifetimes_l6_run.output, process=TIMING_PROCESSES),
     rules.lifetimes_l6_summary.output,
     rules.lifetimes_l6_plot.output,
     rules.lifetimes_l7.output,

@@ -18,7 +18,7 @@ rule optim_o1_train:
         BENCH("optim_o1_train_{optimizer}")
     wildcard_constraints:
         optimizer="gd|adam",
-    priority: PRIORITY["long"]  # one of the longest jobs: start it early (LPT, common.smk)
+    priority: PRIORITY["long"]
     conda:
         ENV
     resources:
@@ -36,9 +36,9 @@ rule optim_o1_train:
 
 rule optim_o1:
     input:
-        gd_finals="results/O1/gd/finals.csv",
-        gd_curves="results/O1/gd/curves.csv",
-        adam_finals="results/O1/adam/finals.csv",
+        gd_finals=one(rules.optim_o1_train.output.finals, optimizer="gd"),
+        gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
+        adam_finals=one(rules.optim_o1_train.output.finals, optimizer="adam"),
     output:
         **id_outputs("O1", "values", "seeds", "gradcheck", "ulp", "linear"),
     log:
@@ -69,9 +69,9 @@ rule optim_o1:
 
 rule optim_o1_plot:
     input:
-        gd_curves="results/O1/gd/curves.csv",
-        adam_curves="results/O1/adam/curves.csv",
-        seeds="results/O1/seeds.csv",
+        gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
+        adam_curves=one(rules.optim_o1_train.output.curves, optimizer="adam"),
+        seeds=rules.optim_o1.output.O1__seeds,
     output:
         figure=report(
             "results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}
@@ -114,10 +114,10 @@ rule optim_o2:
 
 rule optim_o2_plot:
     input:
-        trajectories="results/O2/trajectories.csv",
-        spectrum="results/O2/spectrum.csv",
-        best="results/O2/best.csv",
-        grid="results/O2/grid.csv",
+        trajectories=rules.optim_o2.output.O2__trajectories,
+        spectrum=rules.optim_o2.output.O2__spectrum,
+        best=rules.optim_o2.output.O2__best,
+        grid=rules.optim_o2.output.O2__grid,
     output:
         trajectories_figure=report(
             "results/O2/trajectories.svg",

@@ -72,9 +72,9 @@ rule precision_scaling:
 
 rule precision_plot:
     input:
-        sweep="results/P3/sweep.csv",
-        landmarks="results/P1/landmarks.csv",
-        trajectory="results/P6/trajectory.csv",
+        sweep=rules.precision_formats.output.P3__sweep,
+        landmarks=rules.precision_formats.output.P1__landmarks,
+        trajectory=rules.precision_scaling.output.P6__trajectory,
     output:
         error_sweep=report(
             "results/P3/error_sweep.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P3"}

@@ -6,12 +6,12 @@ from adbench.render import template_files
 rule render_report:
     input:
         [source_file(p) for p in template_files()],  # the core templates and every family's section
-        comparison="results/comparison.csv",
-        changes="results/changes.csv",
-        claims="results/claims.csv",
-        claims_changes="results/claims_changes.csv",
-        claims_summary="results/claims_summary.csv",
-        claims_coverage="results/claims_coverage.csv",
+        comparison=rules.verdicts_compare.output.comparison,
+        changes=rules.changes.output.changes,
+        claims=rules.verdicts_claims.output.claims,
+        claims_changes=rules.changes.output.claims_changes,
+        claims_summary=rules.verdicts_claims.output.claims_summary,
+        claims_coverage=rules.verdicts_claims.output.claims_coverage,
         # the testable conclusions the claims table leaves out: the Conclusions section lists them
         left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
         files=report_inputs,
@@ -31,7 +31,7 @@ rule render_report:
         **sized(),
     params:
         **job(
-            "adbench.render.page:measure_report",
+            "adbench.render.page:render_report",
             packages=("jinja2",),
             args=dict(
                 reduced=config["reduced_sizes"],
@@ -42,11 +42,9 @@ rule render_report:
                 # the families whose model records `model` holds, in the same order
                 models=list(MODELS),
                 # current rule names: the provenance appendix skips benchmark files of removed rules
-                rules=sorted(r.name for r in workflow.rules),
+                rules=sorted(r.name for r in job_rules()),
                 # the timing jobs (they claim every machine share: sized(timing=True)), marked on the run's timeline
-                timing_rules=sorted(
-                    r.name for r in workflow.rules if r.resources.get("machine_share") == MACHINE_SHARES
-                ),
+                timing_rules=sorted(r.name for r in job_rules() if r.resources.get("machine_share") == MACHINE_SHARES),
             ),
         ),
     script:
@@ -60,19 +58,19 @@ rule render_report:
 # stamp only when the check passes; its lines go to the console and to its log, and it runs where
 # Snakemake runs (localrules), also under a cluster executor.
 localrules:
-    strict_check,
+    render_strict_check,
 
 
-rule strict_check:
+rule render_strict_check:
     input:
-        report="report/report.html",
-        comparison="results/comparison.csv",
-        claims="results/claims.csv",
-        claims_changes="results/claims_changes.csv",
+        report=rules.render_report.output.html,
+        comparison=rules.verdicts_compare.output.comparison,
+        claims=rules.verdicts_claims.output.claims,
+        claims_changes=rules.changes.output.claims_changes,
     output:
         stamp="results/strict_check.txt",
     log:
-        LOG("strict_check"),
+        LOG("render_strict_check"),
     conda:
         ENV
     resources:

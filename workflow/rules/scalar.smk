@@ -1,5 +1,5 @@
 # S family: scalar tape, numerical derivatives, forward vs reverse mode, tape speed.
-# One rule per measurement ID; S9 is a calibrate -> run{process} -> summary chain.
+# One rule per measurement ID; S9 is the timing chain (calibrate -> run{process} -> summary -> plot, timing.smk).
 
 family("scalar", "Scalar tape and numerical derivatives", numbered("S", 10), order=10)
 
@@ -196,93 +196,10 @@ rule scalar_s10:
         SCRIPT("measure")
 
 
-rule scalar_s9_calibrate:
-    output:
-        calibration="results/S9/calibration.csv",
-        meta="results/S9/calibration.meta.json",
-    log:
-        LOG("scalar_s9_calibrate"),
-    benchmark:
-        BENCH("scalar_s9_calibrate")
-    priority: PRIORITY["timing"]
-    conda:
-        ENV
-    resources:
-        **sized(timing=True),  # alone on the machine (see sized in common.smk)
-    params:
-        **job(
-            "adbench.scalar.speed:measure_calibration",
-            args=dict(
-                dot_length=config["timing"]["dot_length"],
-                target_ms=config["timing"]["target_ms"],
-                seed=config["timing"]["seed"],
-            ),
-            threads=TIMING_THREADS,
-        ),
-    script:
-        SCRIPT("measure")
-
-
-rule scalar_s9_run:
-    input:
-        calibration="results/S9/calibration.csv",
-    output:
-        samples="results/S9/runs/{process}/samples.csv",
-        meta="results/S9/runs/{process}/meta.json",
-    log:
-        LOG("scalar_s9_run_{process}"),
-    benchmark:
-        BENCH("scalar_s9_run_{process}")
-    wildcard_constraints:
-        process=r"\d+",
-    priority: PRIORITY["timing"]
-    conda:
-        ENV
-    resources:
-        **sized(timing=True),  # alone on the machine (see sized in common.smk)
-    params:
-        # `process` (which process run this is) comes from the wildcard
-        **job(
-            "adbench.scalar.speed:measure_run",
-            args=dict(
-                dot_length=config["timing"]["dot_length"],
-                rounds=config["timing"]["rounds"],
-                warmup=config["timing"]["warmup"],
-                seed=config["timing"]["seed"],
-                retries=config["timing"]["retries"],
-            ),
-            threads=TIMING_THREADS,
-        ),
-    script:
-        SCRIPT("measure")
-
-
-rule scalar_s9_summary:
-    input:
-        samples=expand("results/S9/runs/{process}/samples.csv", process=range(1, config["timing"]["processes"] + 1)),
-    output:
-        **id_outputs("S9", "values", "per_process", "samples"),
-    log:
-        LOG("scalar_s9_summary"),
-    benchmark:
-        BENCH("scalar_s9_summary")
-    conda:
-        ENV
-    resources:
-        **sized(),
-    params:
-        **job(
-            "adbench.scalar.speed:measure_summary",
-            args=dict(bootstrap=config["timing"]["bootstrap"], seed=config["timing"]["seed"]),
-        ),
-    script:
-        SCRIPT("measure")
-
-
 rule scalar_s5_plot:
     input:
-        sweep="results/S5/sweep.csv",
-        slopes="results/S5/slopes.csv",
+        sweep=rules.scalar_s5.output.S5__sweep,
+        slopes=rules.scalar_s5.output.S5__slopes,
     output:
         figure=report("results/S5/valley.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S5"}),
     log:
@@ -299,9 +216,52 @@ rule scalar_s5_plot:
         SCRIPT("measure")
 
 
-rule scalar_s9_plot:
+# S9's timing chain: the four steps of timing.smk.
+use rule timing_calibrate as scalar_s9_calibrate with:
+    output:
+        calibration="results/S9/calibration.csv",
+        meta="results/S9/calibration.meta.json",
+    log:
+        LOG("scalar_s9_calibrate"),
+    benchmark:
+        BENCH("scalar_s9_calibrate")
+    params:
+        **job("adbench.scalar.speed:measure_calibration", args=timing_args("dot_length", "target_ms", "seed")),
+
+
+use rule timing_run as scalar_s9_run with:
     input:
-        samples="results/S9/samples.csv",
+        calibration=rules.scalar_s9_calibrate.output.calibration,
+    output:
+        samples="results/S9/runs/{process}/samples.csv",
+        meta="results/S9/runs/{process}/meta.json",
+    log:
+        LOG("scalar_s9_run_{process}"),
+    benchmark:
+        BENCH("scalar_s9_run_{process}")
+    params:
+        **job(
+            "adbench.scalar.speed:measure_run",
+            args=timing_args("dot_length", "rounds", "warmup", "seed", "retries"),
+        ),
+
+
+use rule timing_summary as scalar_s9_summary with:
+    input:
+        samples=expand(rules.scalar_s9_run.output.samples, process=TIMING_PROCESSES),
+    output:
+        **id_outputs("S9", "values", "per_process", "samples"),
+    log:
+        LOG("scalar_s9_summary"),
+    benchmark:
+        BENCH("scalar_s9_summary")
+    params:
+        **job("adbench.scalar.speed:measure_summary", args=timing_args("bootstrap", "seed")),
+
+
+use rule timing_plot as scalar_s9_plot with:
+    input:
+        samples=rules.scalar_s9_summary.output.S9__samples,
     output:
         figure=report(
             "results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}
@@ -310,21 +270,15 @@ rule scalar_s9_plot:
         LOG("scalar_s9_plot"),
     benchmark:
         BENCH("scalar_s9_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.scalar.plots:plot_timing", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 register(
     "scalar",
     *(getattr(rules, f"scalar_s{i}").output for i in (1, 2, 3, 4, 5, 6, 7, 8, 10)),
     rules.scalar_s9_calibrate.output,
-    expand(rules.scalar_s9_run.output, process=range(1, config["timing"]["processes"] + 1)),
+    expand(rules.scalar_s9_run.output, process=TIMING_PROCESSES),
     rules.scalar_s9_summary.output,
     rules.scalar_s5_plot.output,
     rules.scalar_s9_plot.output,

@@ -159,10 +159,10 @@ def coverage(judged: pd.DataFrame, left_out: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COVERAGE)
 
 
-def measure_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
-                   families: list[dict], reduced: bool = False, settings: dict | None = None,
-                   models: list[str] = ()) -> dict:
-    """rule report_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
+def judge_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
+                 families: list[dict], reduced: bool = False, settings: dict | None = None,
+                 models: list[str] = ()) -> dict:
+    """rule verdicts_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
     `left_out_path`: the conclusions the table leaves out (the coverage's denominator with it); `model`: the
     model records the families declared ({'model_source': ...} each), `models` their names (a claim's `model`);
     `settings`: the run's configuration."""

@@ -47,8 +47,8 @@ def resolve_model(source: str, revision: str, path: str | None = None, seed: int
                   "tokenizer_location": tokenizer_file}, tok
 
 
-def measure_model(source: str, revision: str, path: str | None, seed: int, random_config: dict,
-                  tokenizer_vocab_size: int, corpus_text: str, tokenizer_path: str) -> dict:
+def record_model(source: str, revision: str, path: str | None, seed: int, random_config: dict,
+                 tokenizer_vocab_size: int, corpus_text: str, tokenizer_path: str) -> dict:
     """gpt2_model: the model.json record and the tokenizer file (trained fallback, or a copy of the found one);
     `tokenizer_path` is where the rule writes that file (the record says where the tokenizer lives)."""
     record, tok = resolve_model(source, revision, path, seed, random_config, corpus_text, tokenizer_vocab_size,

@@ -193,9 +193,9 @@ def claim_changes(old: pd.DataFrame | None, new: pd.DataFrame, archive: str, old
     return out.iloc[order.argsort(kind="stable")].reset_index(drop=True)[CLAIM_COLUMNS]
 
 
-def measure_changes(comparison: pd.DataFrame, archives: list[str], rel_threshold: float, current_env: dict,
-                    timing_threshold: float = 0.10, results_dir: str = "results",
-                    claims: pd.DataFrame | None = None) -> dict:
+def compare_runs(comparison: pd.DataFrame, archives: list[str], rel_threshold: float, current_env: dict,
+                 timing_threshold: float = 0.10, results_dir: str = "results",
+                 claims: pd.DataFrame | None = None) -> dict:
     """results/changes.csv: this run (its `comparison` table) against each archive listed in compare_to;
     results/claims_changes.csv: this run's `claims` (results/claims.csv) against each archive's."""
     new = comparison

@@ -255,20 +255,20 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "csv_links": csv_links(collected.get("paths", []), families),
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "config": config, "models": models or {}, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
-        "integrity": [],  # files not what their job wrote (measure_report checks them): the top banner
+        "integrity": [],  # files not what their job wrote (render_report checks them): the top banner
         "claims": claims_context(claims, claims_summary, claims_coverage, left_out),
-        "claim_changes": {},  # archive -> claims whose verdict changed (measure_report fills it)
+        "claim_changes": {},  # archive -> claims whose verdict changed (render_report fills it)
         **(extra or {}),
     }
     return env.get_template("report.html.j2").render(**ctx)
 
 
-def measure_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
-                   reduced: bool, rules: list[str], families: list[dict], settings: dict, models: list[str] = (),
-                   claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
-                   claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
-                   left_out_path: str | None = None, template_dir: str | None = None,
-                   timing_rules: list[str] = ()) -> dict:
+def render_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: list[str], model: list[dict],
+                  reduced: bool, rules: list[str], families: list[dict], settings: dict, models: list[str] = (),
+                  claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
+                  claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
+                  left_out_path: str | None = None, template_dir: str | None = None,
+                  timing_rules: list[str] = ()) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: the model records the families declared (common.smk model_record), `models` their
     family keys, in the same order;

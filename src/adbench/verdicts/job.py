@@ -48,7 +48,7 @@ def untrusted_column(summary: pd.DataFrame, untrusted: dict[str, str], families:
     return summary.assign(untrusted=[files(k) for k in summary.family])
 
 
-def measure_comparison(values_path: list[str], files_path: list[str], documented_path: str, families: list[dict],
+def compare_documented(values_path: list[str], files_path: list[str], documented_path: str, families: list[dict],
                        reduced: bool = False, claims_summary: pd.DataFrame | None = None,
                        settings: dict | None = None) -> dict:
     """Join measured to documented (one row per documented quantity), and the per-family summary:

@@ -100,7 +100,7 @@ def _table(path) -> pd.DataFrame:
 
 def run(comparison_path: str, claims_changes_path: str, claims_path: str, compared: list[str], stamp_path: str,
         report: str = "report/report.html", echo=print) -> bool:
-    """rule strict_check: print (through `echo`) every line of the check; on success write them to
+    """rule render_strict_check: print (through `echo`) every line of the check; on success write them to
     `stamp_path` (atomically), on failure write nothing. True when the check passed."""
     from ..io import write_bytes
 
