@@ -10,5 +10,5 @@ def archive(dest, overwrite, results_dir, files, info):
 
 run_job(snakemake, archive,  # noqa: F821 - injected by Snakemake
         files=[snakemake.input.comparison, snakemake.input.claims, snakemake.input.claims_summary,  # noqa: F821
-               *snakemake.input.files, *snakemake.input.samples],  # noqa: F821
+               *snakemake.input.files],  # noqa: F821
         info=dict(snakemake.params.info))  # noqa: F821

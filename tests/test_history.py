@@ -58,8 +58,8 @@ def test_label_and_snapshot_never_clobbers(tmp_path):
     dest = tmp_path / "archive" / "a"
     dest.parent.mkdir()
     files = [str(results / "S1/values.csv"), str(results / "comparison.csv")]
-    m = snapshot(files, str(results), str(dest), False, {"label": "a"})
-    assert m["files"] == ["S1/values.csv", "comparison.csv"] and (dest / "MANIFEST.json").exists()
+    m = snapshot(files + files[:1], str(results), str(dest), False, {"label": "a"})  # one file named twice
+    assert m["files"] == ["S1/values.csv", "comparison.csv"] and (dest / "MANIFEST.json").exists()  # listed once
     (results / "S1/values.csv").write_text("changed\n")
     with pytest.raises(FileExistsError, match="archive.overwrite"):
         snapshot(files, str(results), str(dest), False, {"label": "a"})

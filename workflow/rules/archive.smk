@@ -15,16 +15,9 @@ rule archive:
         # the claims' verdicts and counts: "What changed" and the history list the claims whose verdict changed
         claims=rules.verdicts_claims.output.claims,
         claims_summary=rules.verdicts_claims.output.claims_summary,
+        # every registered output, the raw timing samples among them ("What changed" and the matrix history test
+        # a timing against a later run's samples)
         files=report_inputs,
-        # raw timing samples: "What changed" and the matrix history test them against a later run
-        samples=lambda w: sorted(
-            {
-                str(f)
-                for r in workflow.rules
-                for f in r.output
-                if Path(str(f)).name == "samples.csv" and "{" not in str(f)
-            }
-        ),
     output:
         manifest=f"archive/{ARCHIVE_LABEL}.manifest.json",
     log:

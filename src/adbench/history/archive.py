@@ -29,7 +29,7 @@ def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, inf
     results = Path(results_dir)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest_path.name}.", dir=dest_path.parent))
     copied = []
-    for f in map(Path, files):
+    for f in map(Path, dict.fromkeys(files)):  # a file named twice is copied and listed once
         if f.suffix in (".csv", ".json") and f.exists():
             target = staging / f.relative_to(results)
             target.parent.mkdir(parents=True, exist_ok=True)
