@@ -234,13 +234,15 @@ def test_the_report_puts_failing_fragile_and_unjudged_claims_first(tmp_path):
              "changes": tmp_path / "changes.csv", "claims_changes": tmp_path / "claims_changes.csv"}
     claims.to_csv(files["claims"], index=False)
     judge.counts(claims, FAMS).to_csv(files["claims_summary"], index=False)
-    left = table.load_left_out()
-    judge.coverage(claims, left).to_csv(files["claims_coverage"], index=False)
     _cmp(["S3"]).to_csv(files["comparison"], index=False)
     pd.DataFrame(columns=["archive"]).to_csv(files["changes"], index=False)
     pd.DataFrame(columns=["archive"]).to_csv(files["claims_changes"], index=False)
-    inputs = {k: str(v) for k, v in files.items()} | {"left_out": str(table.default_left_out_path()), "files": [],
-                                                       "model": []}
+    left_path = tmp_path / "left_out.csv"  # a list with both documents' ids, which a numeric reader turns into 0 and 4
+    pd.DataFrame([{"doc": d, "section": "s", "conclusion": f"c{d}", "reason": "r"} for d in ("000", "004")]
+                 ).to_csv(left_path, index=False)
+    left = table.load_left_out(left_path)
+    judge.coverage(claims, left).to_csv(files["claims_coverage"], index=False)
+    inputs = {k: str(v) for k, v in files.items()} | {"left_out": str(left_path), "files": [], "model": []}
     args = call_arguments(render_report, inputs, {}, {"html": str(tmp_path / "r.html")}, {}, reader=read_input)
     import yaml
     from pathlib import Path
