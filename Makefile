@@ -11,7 +11,7 @@ CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
-.PHONY: report test setup lint clean browser matrix slurm lock
+.PHONY: report test setup lint clean browser matrix slurm lock reference
 
 setup: $(STAMP)
 
@@ -108,6 +108,14 @@ matrix: $(SETUP)
 	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"
+
+# The shipped reference history (reference/, README "Tested range"): the matrix over reference/matrix.yaml at full
+# size, then reference/ from its history and the locked stack's archive (adbench.history.reference).
+reference: $(SETUP)
+	@start=$$(date +%s); \
+	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
+	  --configfile config.yaml reference/matrix.yaml && \
+	$(BIN)/python -m adbench.history.reference --matrix reference/matrix.yaml --wall $$(( $$(date +%s) - start ))
 
 test: $(TEST_STAMP) browser slurm
 	$(BIN)/python -m pytest

@@ -346,6 +346,33 @@ def test_history_lists_the_claims_first_and_the_run_where_a_verdict_changed(tmp_
     assert "No claims recorded in <code>old</code> (archived" in " ".join(page.split())
 
 
+def test_history_marks_a_fragile_claim_and_carries_the_note_of_why_it_moved(tmp_path):
+    from adbench.matrix.jobs import notes
+    doc = load().iloc[:3]
+    s1 = doc[doc.id == "S1"].iloc[:1]
+    q0, d0 = s1.quantity.iloc[0], float(s1.documented.iloc[0])
+    runs = [_archive(tmp_path, lab, {("S1", q0): d0}, {"numpy": "2.4.6"}) for lab in ("a", "b")]
+    _claims_csv(tmp_path / "a", {"S1.x": "holds", "S1.y": "holds"})
+    _claims_csv(tmp_path / "b", {"S1.x": "fails", "S1.y": "holds"})
+    frame = pd.read_csv(tmp_path / "b/claims.csv")
+    frame["fragile"] = ["margin -0.01 within band 0.05", ""]          # only b says S1.x was close
+    frame.to_csv(tmp_path / "b/claims.csv", index=False)
+    runs = [run_from_status(s, tmp_path, "cpu") for s in runs]
+    claims = pd.DataFrame({"claim": ["S1.x", "S1.y"], "id": ["S1", "S1"], "conclusion": ["x.", "y."]})
+    why = pd.DataFrame({"id": ["S1", "S1"], "quantity": ["S1.x", q0], "note": ["rounding of the last bit", "new kernel"]})
+    table = history(runs, doc, 0.05, 0.10, claims=claims, notes=why).set_index("quantity")
+    assert table.loc["S1.x", "fragile"] == "margin -0.01 within band 0.05"
+    assert table.loc["S1.y", "fragile"] == ""                           # negative control: never close
+    assert table.loc["S1.x", "note"] == "rounding of the last bit" and table.loc[q0, "note"] == "new kernel"
+    assert table.loc["S1.y", "note"] == ""
+    shipped = notes()                                                   # the shipped notes name real rows
+    assert list(shipped.columns) == ["id", "quantity", "note"]
+    known = set(zip(load().id, load().quantity))
+    import adbench.claims.table as claims_table
+    known |= set(zip(claims_table.load().id, claims_table.load().claim))
+    assert all((n.id, n.quantity) in known and n.note for n in shipped.itertuples()), "a note names no row"
+
+
 def test_history_holds_each_run_to_the_rows_declared_tolerance(tmp_path):
     # S5's central error at h=1e-5 is rounding noise the table allows to rel:2 (the verdict's "differs"):
     # a change inside that is not a move, one beyond it is (printed digits alone would flag both).

@@ -298,12 +298,17 @@ def gathered(name: str, modules: list | None = None) -> list:
 
 
 def _archives(cfg: dict) -> Iterator[str]:
-    """compare_to names archives of this working directory (both entry points run there)."""
-    here = sorted(p.parent.name for p in Path("archive").glob("*/MANIFEST.json"))
-    for label in cfg["compare_to"]:
-        if label not in here:
-            yield (f"config key 'compare_to' lists archive {label!r}, but archive/{label}/MANIFEST.json does not "
-                   f"exist (archives here: {', '.join(here) or 'none'}); create one with `snakemake archive`")
+    """compare_to names archives: a label of this working directory's archive/, or the path of an archive folder
+    (the shipped reference/archive/<label>); each must hold its MANIFEST.json."""
+    from .history.archive import ARCHIVES, archive_dir
+
+    here = sorted(p.parent.name for p in Path(ARCHIVES).glob("*/MANIFEST.json"))
+    for entry in cfg["compare_to"]:
+        folder = archive_dir(entry)
+        if not (Path(folder) / "MANIFEST.json").is_file():
+            yield (f"config key 'compare_to' lists archive {entry!r}, but {folder}/MANIFEST.json does not exist "
+                   f"(archives here: {', '.join(here) or 'none'}); create one with `snakemake archive`, or name an "
+                   "archive folder by its path (e.g. one under reference/archive/)")
 
 
 def cross_key_problems(cfg: dict) -> list[str]:

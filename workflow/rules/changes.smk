@@ -1,10 +1,12 @@
 # What changed: this run against the archived runs listed in config compare_to (adbench.history.changes).
 # Archiving a run is archive.smk; the history page across archives and matrix entries is workflow/matrix/Snakefile.
+# A compare_to entry is a label of archive/ or the path of an archive folder (adbench.history.archive.archive_dir).
+from adbench.history.archive import archive_dir
 
 
 rule changes:
     input:
-        [f"archive/{label}/MANIFEST.json" for label in config["compare_to"]],  # the archives compared
+        [f"{archive_dir(entry)}/MANIFEST.json" for entry in config["compare_to"]],  # the archives compared
         comparison=rules.verdicts_compare.output.comparison,
         # this run's claims, against the archives' (an archive made before archives held claims.csv has none)
         claims=rules.verdicts_claims.output.claims,
@@ -27,7 +29,7 @@ rule changes:
             args=dict(
                 rel_threshold=config["changes"]["relative_threshold"],
                 timing_threshold=config["changes"]["timing_threshold"],
-                archives=[f"archive/{label}" for label in config["compare_to"]],
+                archives=[archive_dir(entry) for entry in config["compare_to"]],
                 current_env=dict(versions=versions(), device=config["device"]),
             ),
         ),

@@ -11,6 +11,15 @@ from pathlib import Path
 from ..io import write_json
 
 
+ARCHIVES = "archive"  # where `snakemake archive` writes this working directory's archives
+
+
+def archive_dir(entry: str) -> str:
+    """The folder of a compare_to entry: a label names archive/<label>; a path (it holds a '/') names the folder
+    itself, e.g. the shipped reference archive reference/archive/<label>."""
+    return entry if "/" in entry else f"{ARCHIVES}/{entry}"
+
+
 def default_label(versions: dict, device: str, day: date, extra: tuple[str, ...] = ()) -> str:
     """'2026-11-29_torch2.13.0_transformers5.24.0_cpu' from the environment (plus `extra` packages)."""
     keys = ("torch", "transformers") + tuple(k for k in extra if k not in ("torch", "transformers"))

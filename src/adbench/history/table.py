@@ -87,9 +87,16 @@ def claim_rows(runs: list[dict], claims: pd.DataFrame | None = None, extra: tupl
         for c in ([] if t is None else t.itertuples(index=False)):
             order.setdefault(c.claim, {"id": c.id, "conclusion": c.conclusion})
     verdicts = {lab: (None if t is None else dict(zip(t.claim, t.verdict))) for lab, t in judged.items()}
+    fragile = {}  # claim -> why it is fragile in some run: two machines or versions may disagree on it
+    for t in judged.values():
+        if t is not None and "fragile" in t:
+            for c, why in zip(t.claim, t.fragile):
+                if why and c not in fragile:
+                    fragile[c] = why
     rows = []
     for claim, info in order.items():
-        row = {"id": info["id"], "quantity": claim, "kind": CLAIM_KIND, "unit": "", "documented": info["conclusion"]}
+        row = {"id": info["id"], "quantity": claim, "kind": CLAIM_KIND, "unit": "", "documented": info["conclusion"],
+               "fragile": fragile.get(claim, "")}
         for r in runs:
             v = verdicts.get(r["label"])
             row[r["label"]] = "" if not r["ok"] else NOT_RECORDED if v is None else v.get(claim, "")
@@ -114,10 +121,11 @@ def changed_cells(row: dict, runs: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, timing_threshold: float,
-            claims: pd.DataFrame | None = None) -> pd.DataFrame:
+            claims: pd.DataFrame | None = None, notes: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per documented quantity (plus environment rows and, first, the claims block: claim_rows): the
     printed value in each run and the first step between consecutive successful runs where it moved, with
-    both environments. `claims`: the claims table (order and conclusions of the claims block)."""
+    both environments. `claims`: the claims table (order and conclusions of the claims block); `notes`: why a
+    quantity or a claim moved across versions (id, quantity, note: data/history_notes.csv), in the note column."""
     extra = varying(runs)
     ok = [r for r in runs if r["ok"]]
     tables = {r["label"]: measured(r["root"], documented) for r in ok}
@@ -144,8 +152,10 @@ def history(runs: list[dict], documented: pd.DataFrame, rel_threshold: float, ti
             val = t.loc[(t.id == d.id) & (t.quantity == d.quantity), "measured"] if t is not None else pd.Series([])
             row[lab] = printed(d.documented, _value(val.iloc[0])) if len(val) and _value(val.iloc[0]) is not None else ""
         rows.append(row | first.get((d.id, d.quantity), {}))
+    why = {} if notes is None else {(n.id, n.quantity): n.note for n in notes.itertuples(index=False)}
+    rows = [r | {"note": why.get((r["id"], r["quantity"]), "")} for r in rows]
     cols = ["id", "quantity", "kind", "unit", "documented", *labels, "first_moved_at", "moved_from",
-            "from_env", "to_env", "rule", "noise_at"]
+            "from_env", "to_env", "rule", "noise_at", "fragile", "note"]
     return pd.DataFrame(rows).reindex(columns=cols).astype(object).fillna("")
 
 

@@ -42,6 +42,15 @@ def run_guarded(name: str, overrides: dict, env: dict, **kwargs) -> dict:
                            "error": f"{type(err).__name__}: {err}", "label": "", "run_s": 0.0}}
 
 
+def notes() -> "pd.DataFrame":
+    """Why a quantity or a claim moved across library versions, as data (src/adbench/data/history_notes.csv)."""
+    import pandas as pd
+    from importlib import resources
+
+    return pd.read_csv(Path(str(resources.files("adbench") / "data" / "history_notes.csv")), dtype=str,
+                       keep_default_na=False)
+
+
 def build_history(statuses: list[dict], archives_path: list[str], archive_dir: str, device: str,
                   rel_threshold: float, timing_threshold: float, template_dir: str) -> dict:
     """rule matrix_history: report/history.html and results/history.csv across archives and entries;
@@ -51,7 +60,7 @@ def build_history(statuses: list[dict], archives_path: list[str], archive_dir: s
     archives = [Path(p).parent for p in archives_path]
     runs = [run_from_archive(a, "compare_to") for a in archives if a.name not in taken] + matrix
     runs = [r | {"env": env_line(r, varying(runs))} for r in runs]
-    table = history(runs, load(), rel_threshold, timing_threshold, claims=claims_table.load())
+    table = history(runs, load(), rel_threshold, timing_threshold, claims=claims_table.load(), notes=notes())
     thresholds = {"relative": rel_threshold, "timing": timing_threshold, "alpha": ALPHA}
     html = render_history(template_dir, table, runs, thresholds)
     failed = [f"{r['label']}: {r['error']}" for r in runs if not r["ok"]]
