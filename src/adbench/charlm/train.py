@@ -99,16 +99,17 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
             norms += [{"variant": variant, "step": i, "group": g, "grad_norm": v} for g, v in gn.items()]
             log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, i, steps,
                      loss.item(), gn["total"], time.perf_counter() - t0)
-    curve = pd.DataFrame({"variant": variant, "step": range(1, steps + 1), "train_loss": torch.stack(losses).tolist()})
+    curve = pd.DataFrame({"variant": variant, "step": range(1, steps + 1),
+                          "train_loss": torch.stack(losses).tolist()})  # float32 values, as .item() gives them
     buf = io.BytesIO()
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
     run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
            # `_volatile`: wall time differs between identical runs (README, "What lands where")
            "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
-    return {"curve": curve, "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
-            "run": pd.DataFrame([run]), "_meta": {**run, "switches": sw, "vocab_size": len(vocab),
-                      "gemm": "oneDNN" if model.onednn else "torch default (MKL)"}}
+    gemm = "oneDNN" if model.onednn else "torch default (MKL)"
+    return {"curve": curve, "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(), "run": pd.DataFrame([run]),
+            "_meta": {**run, "switches": sw, "vocab_size": len(vocab), "gemm": gemm}}
 
 
 def measure_train(variant: str, corpus_text: str, train_text: str, **cfg) -> dict:
