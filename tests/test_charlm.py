@@ -19,7 +19,7 @@ from adbench.charlm.evaluate import measure_eval
 from adbench.charlm.proxy import measure_proxy, one_target_grads, surprise_stats
 from adbench.charlm.summary import measure_summary, surprise
 from adbench.charlm.train import measure_train
-from adbench.charlm.model import CharGPT, GPTConfig
+from adbench.charlm.model import CharGPT, GPTConfig, linear, onednn_available
 
 torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[1]
@@ -366,3 +366,140 @@ def test_proxy_one_target_gradients_match_an_oracle():
         row = qkv.set_index("layer").loc[i]
         assert (row.q, row.k, row.v) == pytest.approx((float(q.norm()), float(k.norm()), float(v.norm())), rel=1e-5)
     assert len({round(qkv.q[0], 6), round(qkv.k[0], 6), round(qkv.v[0], 6)}) == 3  # three different blocks
+
+
+# --- the optimized step (oneDNN GEMMs, foreach AdamW, gathered batches, norms at logged steps only) ---
+
+def reference_run(variant: str, cfg: dict, decay_all: bool = False) -> dict:
+    """The training loop written plainly, as it was before the speed-up: default GEMMs, per-parameter
+    AdamW, windows sliced one by one, gradient norms and loss.item() every step. `decay_all`: the negative
+    control, weight decay on biases and norms too (a plausible slip when rewriting the optimizer set-up)."""
+    sw = train.switches(variant)
+    clip = cfg["control_clip"] if sw["clipped"] else cfg["grad_clip"]
+    torch.manual_seed(cfg["seed"])
+    m = CharGPT(GPTConfig(len(VOCAB), cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"],
+                          sw["detach_positions"]))
+    decay = [p for p in m.parameters() if decay_all or p.dim() >= 2]
+    rest = [p for p in m.parameters() if not (decay_all or p.dim() >= 2)]
+    groups = [{"params": decay, "weight_decay": cfg["weight_decay"]}, {"params": rest, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=cfg["lr"], betas=tuple(cfg["betas"]), foreach=False)
+    data, gen, T = train.encode(TEXT[:800], VOCAB), torch.Generator().manual_seed(cfg["seed"]), cfg["block_size"]
+    losses, norms = [], {}
+    for i in range(1, cfg["steps"] + 1):
+        starts = torch.randint(len(data) - T - 1, (cfg["batch_size"],), generator=gen)
+        x = torch.stack([data[s:s + T] for s in starts])
+        y = torch.stack([data[s + 1:s + 1 + T] for s in starts]) if sw["shift_targets"] else x.clone()
+        if sw["zero_grad"]:
+            opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(m(x).reshape(-1, len(VOCAB)), y.reshape(-1))
+        (loss * cfg["loss_scale"] if sw["scale_loss"] else loss).backward()
+        norms[i] = train.group_grad_norms(m)
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+        opt.step()
+        losses.append(loss.item())
+    return {"losses": losses, "norms": norms, "state": m.state_dict()}
+
+
+def run_gap(out: dict, ref: dict, cfg: dict) -> dict[str, float]:
+    """Largest relative gaps between measure_train's outputs and the reference run's: losses, logged
+    gradient norms, and the final models' logits on a fixed batch (the function the weights compute)."""
+    loss = (out["curve"].train_loss - pd.Series(ref["losses"])).abs() / pd.Series(ref["losses"]).abs()
+    gn = out["grad_norms"]
+    want = pd.Series([ref["norms"][s][g] for s, g in zip(gn.step, gn.group)])
+    norm = ((gn.grad_norm - want).abs() / want.where(want > 0, 1.0)).max()
+    ckpt = torch.load(io.BytesIO(out["weights"]), weights_only=True)
+    a, b = CharGPT(GPTConfig(**ckpt["config"])), CharGPT(GPTConfig(**ckpt["config"]))
+    a.load_state_dict(ckpt["state_dict"])
+    b.load_state_dict(ref["state"])
+    x = train.encode(TEXT[:4 * cfg["block_size"]], VOCAB).view(4, -1)
+    with torch.no_grad():
+        logits = float((a(x) - b(x)).abs().max() / b(x).abs().max())
+    return {"loss": float(loss.max()), "norm": float(norm), "logits": logits}
+
+
+@pytest.mark.parametrize("variant", list(train.VARIANTS))
+def test_default_gemm_run_is_bit_identical_to_the_plain_loop(variant):
+    """foreach AdamW, the gathered batch, norms at logged steps and one host sync change no bit."""
+    cfg = {**TINY, "steps": 12, "log_every": 5, "grad_clip": 0.0}
+    out = measure_train(variant, TEXT, TEXT[:800], **cfg, onednn=False)
+    ref = reference_run(variant, cfg)
+    assert run_gap(out, ref, cfg) == {"loss": 0.0, "norm": 0.0, "logits": 0.0}
+    state = torch.load(io.BytesIO(out["weights"]), weights_only=True)["state_dict"]
+    assert all(torch.equal(state[k], v) for k, v in ref["state"].items())
+    assert list(out["grad_norms"].step.unique()) == [1, 5, 10, 12]
+
+
+# At this size (K up to 256) oneDNN sums in another order than MKL; over 12 steps at the config's lr the
+# losses, logged norms and final logits stay within 1e-6 (measured <= 6e-7), while the slip below moves
+# them by >= 4e-4. The weights are not compared: the attention key bias has a zero gradient in exact
+# arithmetic (softmax ignores a shift shared by a query's scores), so AdamW turns its rounding noise into
+# lr-sized steps on either GEMM path; the logits, which it cannot affect, are the check.
+ONEDNN_RTOL = 1e-5
+
+
+@pytest.mark.skipif(not onednn_available(), reason="this torch has no oneDNN linear kernel")
+@pytest.mark.parametrize("variant", ["correct", "no_zero_grad", "detached_positions", "no_zero_grad_clipped"])
+def test_onednn_run_matches_the_plain_loop_within_float32_rounding(variant):
+    cfg = {**TINY, "steps": 12, "log_every": 3, "batch_size": 16, "block_size": 16, "n_embd": 32, "lr": 2e-3,
+           "weight_decay": 0.5}
+    out = measure_train(variant, TEXT, TEXT[:800], **cfg)
+    assert out["_meta"]["gemm"] == "oneDNN"
+    gap = run_gap(out, reference_run(variant, cfg), cfg)
+    assert max(gap.values()) < ONEDNN_RTOL, gap
+    # negative control: decaying biases and norms as well fails the same check
+    assert min(run_gap(out, reference_run(variant, cfg, decay_all=True), cfg).values()) > 10 * ONEDNN_RTOL
+
+
+@pytest.mark.skipif(not onednn_available(), reason="this torch has no oneDNN linear kernel")
+def test_onednn_linear_gradients_match_a_float64_oracle():
+    """Forward and all three gradients of the oneDNN linear against float64 F.linear, at float32 rounding
+    (sums of K = 64..2048 products: relative error << 1e-5); a weight gradient built from the rows of x
+    shifted by one, the mistake a hand-written g^T x can make, fails the same check."""
+    gen = torch.Generator().manual_seed(0)
+    for n_in, n_out, rows in ((16, 48, 64), (64, 16, 2048), (16, 29, 33)):
+        x = torch.randn(rows, n_in, generator=gen, requires_grad=True)
+        w = torch.randn(n_out, n_in, generator=gen, requires_grad=True)
+        b = torch.randn(n_out, generator=gen, requires_grad=True)
+        g = torch.randn(rows, n_out, generator=gen)
+        y = linear(x, w, b, onednn=True)
+        y.backward(g)
+        x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, b))
+        F.linear(x64, w64, b64).backward(g.double())
+        close = dict(rtol=1e-5, atol=1e-5 * math.sqrt(max(rows, n_out)))
+        torch.testing.assert_close(y.double(), F.linear(x64, w64, b64).detach(), **close)
+        for got, want in ((x.grad, x64.grad), (w.grad, w64.grad), (b.grad, b64.grad)):
+            torch.testing.assert_close(got.double(), want, **close)
+        shifted = (g.double().T @ x64.detach().roll(1, 0))
+        assert not torch.allclose(w.grad.double(), shifted, **close)
+
+
+def test_onednn_path_is_training_only():
+    """Evaluation and the float64 checks build CharGPT themselves: they keep torch's default GEMMs."""
+    m = tiny_model()
+    assert not m.onednn and not m.use_onednn(False).blocks[0].attn.qkv.onednn
+    f = CharGPT(GPTConfig(len(VOCAB), 8, 4, 2, 16)).use_onednn()
+    assert f.blocks[0].attn.qkv.onednn == f.onednn == onednn_available()
+    x, _ = batch()
+    assert torch.equal(m(x), m.use_onednn()(x))  # float64: the flag cannot take the oneDNN path
+    assert [n for n, _ in f.named_parameters()] == [n for n, _ in m.named_parameters()]  # checks.py, param_groups
+
+
+def test_profile_counts_the_step_and_reads_the_cpu():
+    """The analytic FLOP count equals torch's FlopCounterMode on the default-GEMM step (which counts the
+    GEMMs, not CPU attention); the peak is lanes x 2 pipes x 2 x GHz from the flags."""
+    from torch.utils.flop_counter import FlopCounterMode
+    from adbench.charlm import profile
+    cfg = {**TINY, "batch_size": 4}
+    m = CharGPT(GPTConfig(len(VOCAB), cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"]))
+    x, y = batch()
+    with FlopCounterMode(display=False) as fc:
+        F.cross_entropy(m(x).reshape(-1, len(VOCAB)), y.reshape(-1)).backward()
+    gemm, attention = profile.step_flops(cfg, len(VOCAB))
+    assert gemm == fc.get_total_flops() > 0
+    assert attention == 3 * 4 * 4 * 2 * 2 * 2 * 8 * 8 * 8  # 3 x layers B heads x 2 products x 2 T^2 hs
+    peak, how = profile.cpu_peak(cpuinfo="flags\t: fpu avx2 fma avx512f\ncpu MHz\t\t: 2500.000\n")
+    assert peak == 16 * 2 * 2 * 2.5 and "avx512f" in how
+    assert profile.cpu_peak(ghz=3.0, cpuinfo="flags\t: fpu avx2 fma\n")[0] == 8 * 2 * 2 * 3.0
+    assert profile.kind("mkldnn::_linear_pointwise") == profile.kind("aten::addmm") == "matrix products"
+    assert profile.kind("aten::gelu_backward").startswith("other aten")

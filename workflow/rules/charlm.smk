@@ -30,7 +30,9 @@ rule charlm_train:
     conda:
         ENV
     resources:
-        **sized(runtime=31),
+        # ~50 s CPU per variant (GEMMs on oneDNN, adbench.charlm.model); 17 = 3x the slowest wall (339 s) of a
+        # full default run on 2 cores shared with other work
+        **sized(runtime=17),
     params:
         **job(
             "adbench.charlm.train:measure_train",

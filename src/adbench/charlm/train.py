@@ -26,10 +26,11 @@ def get_batch(data: torch.Tensor, batch_size: int, block_size: int, shift_target
               gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows: x (B, T) and y (B, T); y is x moved on by one unless the bug is on."""
     starts = torch.randint(len(data) - block_size - 1, (batch_size,), generator=gen)
-    x = torch.stack([data[s:s + block_size] for s in starts])
+    idx = starts[:, None] + torch.arange(block_size)  # (B, T): one gather instead of B slices
+    x = data[idx]
     if not shift_targets:
         return x, x.clone()  # the bug: the target is the character the model was just given
-    return x, torch.stack([data[s + 1:s + 1 + block_size] for s in starts])
+    return x, data[idx + 1]
 
 
 def group_grad_norms(model: CharGPT) -> dict[str, float]:
@@ -42,59 +43,73 @@ def group_grad_norms(model: CharGPT) -> dict[str, float]:
     return out
 
 
-def train_step(model: CharGPT, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
-               sw: dict, loss_scale: float, grad_clip: float) -> tuple[float, dict[str, float]]:
-    """One optimizer step; returns the unscaled loss and gradient norms measured before clipping."""
+def step(model: CharGPT, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, sw: dict,
+         loss_scale: float, grad_clip: float, log_norms: bool) -> tuple[torch.Tensor, dict[str, float] | None]:
+    """One optimizer step; the unscaled loss as a 0-dim tensor (no host sync) and, when `log_norms`,
+    the gradient norms measured before clipping (None otherwise: they cost a pass over every .grad)."""
     if sw["zero_grad"]:
         opt.zero_grad(set_to_none=True)
     logits = model(x)  # (B, T, vocab)
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
     (loss * loss_scale if sw["scale_loss"] else loss).backward()
-    norms = group_grad_norms(model)
+    norms = group_grad_norms(model) if log_norms else None
     if grad_clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     opt.step()
+    return loss.detach(), norms
+
+
+def train_step(model: CharGPT, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+               sw: dict, loss_scale: float, grad_clip: float) -> tuple[float, dict[str, float]]:
+    """One optimizer step; returns the unscaled loss and gradient norms measured before clipping."""
+    loss, norms = step(model, opt, x, y, sw, loss_scale, grad_clip, log_norms=True)
     return loss.item(), norms
 
 
 def make_optimizer(model: CharGPT, lr: float, weight_decay: float, betas) -> torch.optim.AdamW:
-    """AdamW with nanoGPT's grouping: decay matrices and tables, not biases or norms."""
+    """AdamW with nanoGPT's grouping: decay matrices and tables, not biases or norms. foreach: one
+    multi-tensor op per update stage instead of one op per parameter, bit-identical to the loop."""
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=tuple(betas))
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=tuple(betas), foreach=True)
 
 
 def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
                   block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
                   weight_decay: float, betas, grad_clip: float, control_clip: float, log_every: int,
-                  loss_scale: float, seed: int) -> dict:
-    """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes)."""
+                  loss_scale: float, seed: int, onednn: bool = True) -> dict:
+    """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes).
+    `onednn`: the linear layers' GEMMs on oneDNN (model.py; same products, another summation order)."""
     sw = switches(variant)
     clip = control_clip if sw["clipped"] else grad_clip  # 0 = no clipping
     torch.manual_seed(seed)  # same initial weights for every variant
     cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"])
-    model = CharGPT(cfg)
+    model = CharGPT(cfg).use_onednn(onednn)
     opt = make_optimizer(model, lr, weight_decay, betas)
     data = encode(train_text, vocab)
     gen = torch.Generator().manual_seed(seed)  # same batches for every variant
-    curve, norms, t0 = [], [], time.perf_counter()
-    for step in range(1, steps + 1):
+    losses, norms, t0 = [], [], time.perf_counter()  # losses: 0-dim tensors, read once at the end
+    for i in range(1, steps + 1):
         x, y = get_batch(data, batch_size, block_size, sw["shift_targets"], gen)
-        loss, gn = train_step(model, opt, x, y, sw, loss_scale, clip)
-        curve.append({"variant": variant, "step": step, "train_loss": loss})
-        if step == 1 or step % log_every == 0 or step == steps:
-            norms += [{"variant": variant, "step": step, "group": g, "grad_norm": v} for g, v in gn.items()]
-            log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, step, steps,
-                     loss, gn["total"], time.perf_counter() - t0)
+        logged = i == 1 or i % log_every == 0 or i == steps
+        loss, gn = step(model, opt, x, y, sw, loss_scale, clip, log_norms=logged)
+        losses.append(loss)
+        if logged:
+            norms += [{"variant": variant, "step": i, "group": g, "grad_norm": v} for g, v in gn.items()]
+            log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, i, steps,
+                     loss.item(), gn["total"], time.perf_counter() - t0)
+    curve = pd.DataFrame({"variant": variant, "step": range(1, steps + 1),
+                          "train_loss": torch.stack(losses).tolist()})  # float32 values, as .item() gives them
     buf = io.BytesIO()
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
     run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
            # `_volatile`: wall time differs between identical runs (README, "What lands where")
            "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
-    return {"curve": pd.DataFrame(curve), "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(),
-            "run": pd.DataFrame([run]), "_meta": {**run, "switches": sw, "vocab_size": len(vocab)}}
+    gemm = "oneDNN" if model.onednn else "torch default (MKL)"
+    return {"curve": curve, "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(), "run": pd.DataFrame([run]),
+            "_meta": {**run, "switches": sw, "vocab_size": len(vocab), "gemm": gemm}}
 
 
 def measure_train(variant: str, corpus_text: str, train_text: str, **cfg) -> dict:
