@@ -186,3 +186,17 @@ def test_full_size_batch_one_fake_equals_real():
     saved = {case: r for case, r, _ in cases}
     # the documents' order of magnitude: a sequence keeps about 1 GB outside the weights
     assert 0.5e9 < saved["nanogpt", "sdpa", False, 1]["unique_storage_bytes"] < 2e9
+
+
+def test_page_faults_are_counted_per_call():
+    """Touching 64 MiB of fresh memory faults pages in (4 KiB or 2 MiB ones: at least 32); doing nothing does not."""
+    import numpy as np
+    from adbench.gpt2.memory import faulting
+    touched, idle = [], []
+    touch = faulting(lambda: np.ones(64 * 2**20, dtype=np.uint8).sum(), touched)
+    rest = faulting(lambda: None, idle)
+    for _ in range(3):
+        touch()
+        rest()
+    assert len(touched) == len(idle) == 3
+    assert min(touched) >= 32 and max(idle) < 32

@@ -11,6 +11,7 @@ import math
 import pandas as pd
 
 from ..claims import Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, sources, truthy
+from .arch import DOC_ARCH
 
 _HOOK = "saved-tensor hook"
 _LOGPROB = "formula B x T x V x 4"
@@ -23,7 +24,9 @@ sources("G6/summary", {"arch": "input", "timing_batch": "input", "timing_rounds"
                        "weights_bytes_run": "parameter count",
                        **{c: "stopwatch (plain and checkpointed steps)"
                           for c in ("checkpoint_time_ratio_volatile", "timing_retries_volatile",
-                                    "plain_median_s_volatile", "checkpoint_median_s_volatile")}})
+                                    "plain_median_s_volatile", "checkpoint_median_s_volatile")},
+                       **{c: "resource usage (minor page faults)"
+                          for c in ("plain_minor_faults_volatile", "checkpoint_minor_faults_volatile")}})
 sources("G6/attention", {**{c: "input" for c in ("arch", "attention", "batch", "tokens")},
                          **{c: _HOOK for c in ("hook_calls", "bytes_per_hook_call", "unique_storages",
                                                "unique_storage_bytes", "largest_storage_bytes")},
@@ -189,18 +192,29 @@ def _time_ratio(t, a: str) -> float:
     return float(s[s.arch == a].checkpoint_time_ratio_volatile.iloc[0])
 
 
-def _slowest(t) -> dict:
-    return {"arch": min(_archs(t["G6/summary"]), key=lambda a: _time_ratio(t, a))}
+def _faults(t, a: str) -> str:
+    """Minor page faults per plain and per checkpointed step (archives from before they were counted: none)."""
+    s = t["G6/summary"]
+    r = s[s.arch == a].iloc[0]
+    if "plain_minor_faults_volatile" not in s:
+        return ""
+    return f" (page faults per step: plain {g(r.plain_minor_faults_volatile)}, checkpointed " \
+           f"{g(r.checkpoint_minor_faults_volatile)})"
 
 
 @relation("G6/summary", single=True, rests_on="timing",
-          edge=Flip("G6/summary", _slowest, "checkpoint_time_ratio_volatile", holding=1.5, failing=0.8))
+          edge=Flip("G6/summary", {"arch": DOC_ARCH}, "checkpoint_time_ratio_volatile", holding=1.5, failing=0.8))
 def checkpoint_costs_time(t):
-    archs = _archs(t["G6/summary"])
+    """On the documents' architecture; the other one's ratio is shown beside it, not judged (its G6 timing row
+    is shown, not scored, likewise): on the CPU its plain step can spend as much on first-touching its fresh
+    saved tensors as checkpointing spends recomputing, so its ratio sits near 1 on any machine."""
+    others = [a for a in _archs(t["G6/summary"]) if a != DOC_ARCH]
+    shown = "; ".join(f"{a} (shown): {g(_time_ratio(t, a))}{_faults(t, a)}" for a in others)
     # recomputing the blocks adds forward work: checkpointed slower than plain (the documents: +17 %)
-    return judged("; ".join(f"{a}: checkpointed / plain median time {g(_time_ratio(t, a))}" for a in archs),
-                  *(at_least(_time_ratio(t, a), 1, f"{a}: checkpointed over plain time", "x plain", 0.1, strict=True)
-                    for a in archs))
+    return judged(f"checkpointed / plain median time: {DOC_ARCH} {g(_time_ratio(t, DOC_ARCH))}{_faults(t, DOC_ARCH)}"
+                  + (f"; {shown}" if shown else ""),
+                  at_least(_time_ratio(t, DOC_ARCH), 1, f"{DOC_ARCH}: checkpointed over plain time", "x plain", 0.1,
+                           strict=True))
 
 
 # ---- fused attention -----------------------------------------------------------------------------------

@@ -92,6 +92,21 @@ def _attention(counters: dict[str, Accounting], x: torch.Tensor) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def faulting(fn, into: list[int]):
+    """`fn`, appending each call's minor page faults (fresh pages the kernel zero-fills) to `into`. On the CPU a
+    plain step's saved tensors are new allocations every step, returned to the system after it: their first
+    touch costs time that checkpointing, which keeps less, does not pay (G6.checkpoint-costs-time's reason)."""
+    def call():
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        fn()
+        into.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    return call
+
+
+def _median(xs: list[int]) -> float:
+    return float(pd.Series(xs, dtype=float).median()) if xs else float("nan")
+
+
 def _cuda_peak(net, x: torch.Tensor) -> dict:
     if x.device.type != "cuda":
         return {}
@@ -136,7 +151,9 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
         log.info("timing %d rounds of forward+backward at batch %d, plain vs checkpointed, %s", timing_rounds,
                  timing_batch, arch)
         names = {kind: f"{CANDIDATE[arch]}{kind}" for kind in ("plain", "checkpoint")}
-        candidates = {names[k]: partial(step, nets[arch], xt, k == "checkpoint") for k in names}
+        faults = {n: [] for n in names.values()}
+        candidates = {names[k]: faulting(partial(step, nets[arch], xt, k == "checkpoint"), faults[names[k]])
+                      for k in names}
         samples, loads[arch] = timed_attempts(candidates, {c: 1 for c in candidates}, timing_rounds, warmup,
                                               seed, timing_retries)
         frames.append(samples)
@@ -146,7 +163,10 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
         summary.append({"arch": arch, "peak_rss_bytes_volatile": 0, "checkpoint_time_ratio_volatile": ckpt / plain,
                         "timing_batch": timing_batch, "timing_rounds": timing_rounds,
                         "timing_retries_volatile": loads[arch]["timing_retries"], "plain_median_s_volatile": plain / 1e6,
-                        "checkpoint_median_s_volatile": ckpt / 1e6, "logprob_bytes_run": batch * seq_len * vocab * FP32,
+                        "checkpoint_median_s_volatile": ckpt / 1e6,
+                        "plain_minor_faults_volatile": _median(faults[names["plain"]]),
+                        "checkpoint_minor_faults_volatile": _median(faults[names["checkpoint"]]),
+                        "logprob_bytes_run": batch * seq_len * vocab * FP32,
                         "weights_bytes_run": sum(p.numel() for p in nets[arch].parameters()) * FP32,
                         "threads": torch.get_num_threads(), **_cuda_peak(nets[arch], x)})
     summary = pd.DataFrame(summary)
