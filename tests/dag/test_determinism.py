@@ -32,7 +32,8 @@ VOLATILE_COLUMNS = {
     "C1/summary.csv": {"train_seconds_volatile"},
     "G6/saved.csv": {"forward_s_volatile"},
     "G6/summary.csv": {"peak_rss_bytes_volatile", "checkpoint_time_ratio_volatile", "plain_median_s_volatile",
-                       "checkpoint_median_s_volatile", "timing_retries_volatile"},
+                       "checkpoint_median_s_volatile", "timing_retries_volatile",
+                       "plain_minor_faults_volatile", "checkpoint_minor_faults_volatile"},
 }
 # Timed rows inside otherwise deterministic long tables: (file, id, quantity); comparison.csv also
 # carries every row of the volatile values files above.
@@ -129,7 +130,7 @@ def test_comparison_catches_a_changed_cell_and_an_undeclared_volatile_column(tmp
     for root in (a, b):
         for rel in [*TIMED_VALUES, "S9/calibration.csv", "S9/runs/1/samples.csv", "S9/samples.csv",
                     "S9/per_process.csv", "L6/timing/calibration.csv", "L6/timing/runs/1/samples.csv",
-                    "L6/timing/samples.csv", "L6/timing/per_process.csv", "G6/timing.csv"]:
+                    "L6/timing/samples.csv", "L6/timing/per_process.csv", "G6/timing.csv", "run_cost.csv"]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text("id,quantity,value\nX,t,1\n")
         for rel, cols in [("C1/train/correct/run.csv", "train_seconds_volatile"), ("C1/summary.csv", "train_seconds_volatile"),

@@ -24,7 +24,7 @@ def compared(smoke, tmp_path_factory):
 
     project = Path(shutil.copytree(smoke[0], tmp_path_factory.mktemp("reference") / "project", symlinks=True))
     (project / "label.yaml").write_text(yaml.safe_dump({"archive": {"label": LABEL}}))
-    res = snakemake(project, "--cores", "2", *SMOKE, "label.yaml", "archive")
+    res = snakemake(project, "archive", "--cores", "2", *SMOKE, "label.yaml")  # the target before the greedy --configfile
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     manifest = compact(project / "archive" / LABEL, project / "ref" / "archive" / LABEL)
     shutil.rmtree(project / "archive")  # only the reference's path names it now
