@@ -86,8 +86,13 @@ def run_settings():
     """The configuration the verdicts, the claims and the templates read (documented rows and claims declared
     under other settings are not judged; templates look values up instead of restating them), without the keys
     that never reach them (archiving, the archives compared, the version matrix, strict mode): changing those
-    re-runs no verdict or claims job (what changed and the report read compare_to through changes.csv)."""
-    return {k: v for k, v in config.items() if k not in ("archive", "compare_to", "matrix", "matrix_targets", "strict")}
+    re-runs no verdict or claims job (what changed and the report read compare_to through changes.csv). Nor
+    timing.exclusive, which only schedules (a timing job alone on the machine or its SLURM node): a SLURM run
+    that sets it must not re-run the report's jobs, and inside one SLURM group job a params change upstream
+    re-runs every member once per later member (the nested runs do not see each other's metadata)."""
+    settings = {k: v for k, v in config.items() if k not in ("archive", "compare_to", "matrix", "matrix_targets", "strict")}
+    settings["timing"] = {k: v for k, v in config["timing"].items() if k != "exclusive"}
+    return settings
 
 
 # ---- outputs of jobs that measure several IDs ----------------------------------------------------
