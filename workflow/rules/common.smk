@@ -90,7 +90,9 @@ def run_settings():
     timing.exclusive, which only schedules (a timing job alone on the machine or its SLURM node): a SLURM run
     that sets it must not re-run the report's jobs, and inside one SLURM group job a params change upstream
     re-runs every member once per later member (the nested runs do not see each other's metadata)."""
-    settings = {k: v for k, v in config.items() if k not in ("archive", "compare_to", "matrix", "matrix_targets", "strict")}
+    settings = {
+        k: v for k, v in config.items() if k not in ("archive", "compare_to", "matrix", "matrix_targets", "strict")
+    }
     settings["timing"] = {k: v for k, v in config["timing"].items() if k != "exclusive"}
     return settings
 
