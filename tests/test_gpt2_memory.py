@@ -189,11 +189,18 @@ def test_full_size_batch_one_fake_equals_real():
 
 
 def test_page_faults_are_counted_per_call():
-    """Touching 64 MiB of fresh memory faults pages in (4 KiB or 2 MiB ones: at least 32); doing nothing does not."""
-    import numpy as np
+    """Touching 64 MiB of fresh memory faults pages in (4 KiB or 2 MiB ones: at least 32); doing nothing does not.
+    The memory is a fresh anonymous mapping each call, unmapped after: an allocator's heap could hand back pages
+    an earlier test already touched (numpy's buffer came from such a heap once, with 0 faults)."""
+    import mmap
     from adbench.gpt2.memory import faulting
+
+    def touch_fresh(size=64 * 2**20):
+        with mmap.mmap(-1, size) as m:
+            for offset in range(0, size, 4096):
+                m[offset] = 1
     touched, idle = [], []
-    touch = faulting(lambda: np.ones(64 * 2**20, dtype=np.uint8).sum(), touched)
+    touch = faulting(touch_fresh, touched)
     rest = faulting(lambda: None, idle)
     for _ in range(3):
         touch()
