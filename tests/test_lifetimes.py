@@ -147,6 +147,15 @@ def test_l6_accountings_match_the_analytic_counts():
     assert v["hook_calls_hidden_by_checkpoint"] == 5 * (SMALL["blocks"] - seg)
 
 
+def test_empty_saved_tensors_share_no_storage_and_views_do():
+    """Oracle: a view shares its base's storage; two empty tensors (address 0 both) share nothing."""
+    base = torch.ones(4, 3)
+    a, b = torch.empty((0,)), torch.empty((0,))
+    assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # why an address is not enough
+    keys = [checkpoint.storage_key(t, i) for i, t in enumerate([base, base[1:], base.t(), a, b])]
+    assert keys[0] == keys[1] == keys[2] and len({keys[0], keys[3], keys[4]}) == 3
+
+
 class DriftingBlock(checkpoint.Block):
     """A block whose output depends on how often it ran: recomputation replays a different function."""
 

@@ -51,6 +51,15 @@ def forward(model: nn.Sequential, x: torch.Tensor, mode: str, segments: int) -> 
     return out.pow(2).mean()
 
 
+def storage_key(t: torch.Tensor, index: int) -> int:
+    """Which storage a saved tensor shares: its address, or for an empty storage its own key (-1 - index).
+    Empty storages all report address 0 and keep no bytes, so they share nothing: torch 2.11's
+    non-reentrant checkpoint saves an empty placeholder (torch.empty((0,)), _NoopSaveInputs) per segment
+    through the user's hooks, and keyed by address they read as one storage saved several times."""
+    st = t.untyped_storage()
+    return st.data_ptr() if st.nbytes() > 0 else -1 - index
+
+
 def account(model: nn.Sequential, x: torch.Tensor, mode: str, segments: int) -> tuple[dict, pd.DataFrame]:
     """Both accountings of what the user's pack hook sees, live bytes after forward, block calls."""
     for b in model:
@@ -61,7 +70,7 @@ def account(model: nn.Sequential, x: torch.Tensor, mode: str, segments: int) -> 
     def pack(t: torch.Tensor) -> torch.Tensor:
         st = t.untyped_storage()
         seen.append({"shape": tuple(t.shape), "bytes": t.nelement() * t.element_size(),
-                     "storage": st.data_ptr(), "storage_bytes": st.nbytes(),
+                     "storage": storage_key(t, len(seen)), "storage_bytes": st.nbytes(),
                      "parameter": st.data_ptr() in params})
         return t
 
