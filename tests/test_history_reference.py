@@ -1,0 +1,55 @@
+"""The shipped reference's bookkeeping: disk an environment adds beyond uv's hard links, the locked entry, each
+entry's cost (with how many jobs its last run executed) and the generated reference/README.md."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from adbench.history.reference import entry_costs, locked_entry, new_bytes, readme
+
+
+def test_new_bytes_counts_only_what_the_folder_does_not_share_by_hard_links(tmp_path):
+    cache, env = tmp_path / "cache", tmp_path / "env"
+    cache.mkdir(), env.mkdir()
+    (cache / "lib.so").write_bytes(b"x" * 5000)
+    os.link(cache / "lib.so", env / "lib.so")  # as uv links a wheel's file from its cache
+    (env / "own.txt").write_bytes(b"y" * 123)
+    assert new_bytes(env) == 123
+    (cache / "lib.so").unlink()  # the cache gone: the environment holds the file alone now
+    assert new_bytes(env) == 5123
+
+
+def test_the_locked_entry_is_the_one_holding_the_pins_build_tags_aside():
+    pins = {"torch": "2.13.0+cpu", "transformers": "5.24.0"}
+    matrix = {"torch2.11.0": {"torch": "2.11.0"}, "torch2.13.0": {"torch": "2.13.0"},
+              "transformers5.17.0": {"transformers": "5.17.0"}}
+    assert locked_entry(matrix, pins) == "torch2.13.0"
+    with pytest.raises(ValueError, match="locked stack"):
+        locked_entry({k: v for k, v in matrix.items() if k != "torch2.13.0"}, pins)
+
+
+def test_entry_costs_and_the_readme_say_what_each_entry_cost_and_how_to_compare(tmp_path):
+    envs, runs = tmp_path / "envs", tmp_path / "runs"
+    (envs / "torch2.13.0").mkdir(parents=True)
+    (envs / "torch2.13.0" / "adbench-env.json").write_text(json.dumps({"build_s": 4.6}))
+    (runs / "torch2.13.0" / "results").mkdir(parents=True)
+    (runs / "torch2.13.0" / "results" / "run_cost.csv").write_text(
+        "kind,name,value\nrun,jobs,6.0\nrun,job_time_s,81.5\njob,l6,\n")
+    statuses = [
+        {"entry": "torch2.13.0", "ok": True, "label": "2026-12-02_torch2.13.0-cpu", "run_s": 97.4,
+         "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0"}, "lock_sha256": "ab" * 32},
+        {"entry": "torch2.9.0", "ok": False, "label": "", "run_s": 0.0, "versions": {},
+         "error": "no version 2.9.0 of torch"}]
+    costs = entry_costs(statuses, envs, runs)
+    assert [(c["jobs_run"], c["job_time_s"], c["env_build_s"]) for c in costs] == [(6, 81.5, 4.6), (None, None, None)]
+    info = {"date": "2026-12-02", "machine": {"platform": "Linux", "cpus": 2, "python": "3.11.7"},
+            "matrix_wall_s": 612.0, "locked_entry": "torch2.13.0",
+            "archive": "reference/archive/2026-12-02_torch2.13.0-cpu", "entries": costs}
+    text = readme(info)
+    assert "compare_to: [reference/archive/2026-12-02_torch2.13.0-cpu]" in text
+    assert "| torch2.13.0 | 2.13.0+cpu | 5.24.0 | ok | 5 s | 0 MB | 97 s | 6 | `abababababab` |" in text
+    assert "| torch2.9.0 |  |  | failed: no version 2.9.0 of torch |" in text
+    assert "took 612 s" in text
