@@ -53,3 +53,20 @@ def test_entry_costs_and_the_readme_say_what_each_entry_cost_and_how_to_compare(
     assert "| torch2.13.0 | 2.13.0+cpu | 5.24.0 | ok | 5 s | 0 MB | 97 s | 6 | `abababababab` |" in text
     assert "| torch2.9.0 |  |  | failed: no version 2.9.0 of torch |" in text
     assert "took 612 s" in text
+
+
+def test_every_history_note_names_a_documented_quantity_or_a_claim():
+    """A note keyed to a row no run has would never be shown: each (id, quantity) must be a documented row, or
+    (id, claim) a claim of the claims table."""
+    from importlib import resources
+
+    from adbench.io import read_csv
+
+    DATA = resources.files("adbench") / "data"
+    notes = read_csv(DATA / "history_notes.csv")
+    documented = read_csv(DATA / "documented.csv")
+    claims = read_csv(DATA / "claims.csv")
+    known = set(zip(documented.id, documented.quantity)) | set(zip(claims.id, claims.claim))
+    unknown = [(i, q) for i, q in zip(notes.id, notes.quantity) if (i, q) not in known]
+    assert not unknown, unknown
+    assert notes.note.str.len().min() > 40 and not notes.duplicated(["id", "quantity"]).any()
