@@ -47,12 +47,13 @@ def test_entry_costs_and_the_readme_say_what_each_entry_cost_and_how_to_compare(
     assert [(c["jobs_run"], c["job_time_s"], c["env_build_s"]) for c in costs] == [(6, 81.5, 4.6), (None, None, None)]
     info = {"date": "2026-12-02", "machine": {"platform": "Linux", "cpus": 2, "python": "3.11.7"},
             "matrix_wall_s": 612.0, "locked_entry": "torch2.13.0",
-            "archive": "reference/archive/2026-12-02_torch2.13.0-cpu", "entries": costs}
+            "archive": "reference/archive/2026-12-02_torch2.13.0-cpu", "entries": costs,
+            "invocations": [{"date": "2026-12-01", "wall_s": 3016.0}, {"date": "2026-12-02", "wall_s": 612.0}]}
     text = readme(info)
     assert "compare_to: [reference/archive/2026-12-02_torch2.13.0-cpu]" in text
     assert "| torch2.13.0 | 2.13.0+cpu | 5.24.0 | ok | 5 s | 0 MB | 97 s | 6 | `abababababab` |" in text
     assert "| torch2.9.0 |  |  | failed: no version 2.9.0 of torch |" in text
-    assert "took 612 s" in text
+    assert "612 s (2026-12-02)" in text
 
 
 def test_every_history_note_names_a_documented_quantity_or_a_claim():
@@ -70,3 +71,15 @@ def test_every_history_note_names_a_documented_quantity_or_a_claim():
     unknown = [(i, q) for i, q in zip(notes.id, notes.quantity) if (i, q) not in known]
     assert not unknown, unknown
     assert notes.note.str.len().min() > 40 and not notes.duplicated(["id", "quantity"]).any()
+
+
+def test_each_make_reference_is_kept_with_its_wall_time(tmp_path):
+    from adbench.history.reference import invocations
+
+    ref = tmp_path / "reference.json"
+    assert [i["wall_s"] for i in invocations(ref, 3016.0)] == [3016.0]
+    ref.write_text(json.dumps({"date": "2026-12-01", "matrix_wall_s": 3016.0}))  # a folder written before the list
+    first = invocations(ref, 469.0)
+    assert [i["wall_s"] for i in first] == [3016.0, 469.0]
+    ref.write_text(json.dumps({"invocations": first}))
+    assert [i["wall_s"] for i in invocations(ref, 3.0)] == [3016.0, 469.0, 3.0]

@@ -96,6 +96,16 @@ def entry_costs(statuses: list[dict], envs: Path, runs: Path | None = None) -> l
     return rows
 
 
+def invocations(previous: Path, wall_s: float | None) -> list[dict]:
+    """Every `make reference` that wrote this folder, oldest first, this one last: (date, matrix wall seconds).
+    The first builds every entry; a later one re-runs only what changed (seconds when nothing did)."""
+    before = []
+    if previous.exists():
+        old = json.loads(previous.read_text())
+        before = old.get("invocations") or [{"date": old.get("date"), "wall_s": old.get("matrix_wall_s")}]
+    return [*before, {"date": date.today().isoformat(), "wall_s": wall_s}]
+
+
 def readme(info: dict) -> str:
     """reference/README.md: what the folder holds, where it came from, each entry's cost, and how to compare."""
     m = info["machine"]
@@ -120,10 +130,11 @@ def readme(info: dict) -> str:
         jobs = "" if e.get("jobs_run") is None else str(e["jobs_run"])
         lines.append(f"| {e['entry']} | {e['torch'] or ''} | {e['transformers'] or ''} | {status} | {build} | {disk} "
                      f"| {run} | {jobs} | `{(e['lock_sha256'] or '')[:12]}` |")
-    wall = info.get("matrix_wall_s")
+    walls = [f"{i['wall_s']:.0f} s ({i['date']})" for i in info.get("invocations", []) if i.get("wall_s") is not None]
     lines += ["", "Env new disk: what the environment adds beyond the files it hard-links from uv's cache. Last run: "
-              "the entry's latest inner Snakemake run, which executes only the jobs a change affected (jobs in it)."
-              + (f" This `make reference` took {wall:.0f} s." if wall is not None else ""), ""]
+              "the entry's latest inner Snakemake run, which executes only the jobs a change affected (jobs in it).",
+              "", f"`make reference` wall time, each invocation that wrote this folder: {', '.join(walls)}."
+              if walls else "", ""]
     return "\n".join(lines)
 
 
@@ -141,7 +152,7 @@ def build(dest: Path, history_csv: Path, history_html: Path, statuses: list[dict
     info = {"date": date.today().isoformat(), "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                                         "python": sys.version.split()[0]},
             "matrix_wall_s": matrix_wall_s, "locked_entry": locked, "archive": f"reference/archive/{label}",
-            "entries": costs}
+            "entries": costs, "invocations": invocations(dest / "reference.json", matrix_wall_s)}
     write_json(info, dest / "reference.json")
     (dest / "README.md").write_text(readme(info), encoding="utf-8")
     size = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file())
