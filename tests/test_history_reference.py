@@ -32,19 +32,16 @@ def test_the_locked_entry_is_the_one_holding_the_pins_build_tags_aside():
 
 
 def test_entry_costs_and_the_readme_say_what_each_entry_cost_and_how_to_compare(tmp_path):
-    envs, runs = tmp_path / "envs", tmp_path / "runs"
+    envs = tmp_path / "envs"
     (envs / "torch2.13.0").mkdir(parents=True)
     (envs / "torch2.13.0" / "adbench-env.json").write_text(json.dumps({"build_s": 4.6}))
-    (runs / "torch2.13.0" / "results").mkdir(parents=True)
-    (runs / "torch2.13.0" / "results" / "run_cost.csv").write_text(
-        "kind,name,value\nrun,jobs,6.0\nrun,job_time_s,81.5\njob,l6,\n")
     statuses = [
-        {"entry": "torch2.13.0", "ok": True, "label": "2026-12-02_torch2.13.0-cpu", "run_s": 97.4,
+        {"entry": "torch2.13.0", "ok": True, "label": "2026-12-02_torch2.13.0-cpu", "run_s": 97.4, "jobs_run": 6,
          "versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0"}, "lock_sha256": "ab" * 32},
         {"entry": "torch2.9.0", "ok": False, "label": "", "run_s": 0.0, "versions": {},
          "error": "no version 2.9.0 of torch"}]
-    costs = entry_costs(statuses, envs, runs)
-    assert [(c["jobs_run"], c["job_time_s"], c["env_build_s"]) for c in costs] == [(6, 81.5, 4.6), (None, None, None)]
+    costs = entry_costs(statuses, envs)
+    assert [(c["jobs_run"], c["env_build_s"]) for c in costs] == [(6, 4.6), (None, None)]
     info = {"date": "2026-12-02", "machine": {"platform": "Linux", "cpus": 2, "python": "3.11.7"},
             "matrix_wall_s": 612.0, "locked_entry": "torch2.13.0",
             "archive": "reference/archive/2026-12-02_torch2.13.0-cpu", "entries": costs,
@@ -53,7 +50,16 @@ def test_entry_costs_and_the_readme_say_what_each_entry_cost_and_how_to_compare(
     assert "compare_to: [reference/archive/2026-12-02_torch2.13.0-cpu]" in text
     assert "| torch2.13.0 | 2.13.0+cpu | 5.24.0 | ok | 5 s | 0 MB | 97 s | 6 | `abababababab` |" in text
     assert "| torch2.9.0 |  |  | failed: no version 2.9.0 of torch |" in text
-    assert "612 s (2026-12-02)" in text
+    assert "3016 s (2026-12-01), 612 s (2026-12-02)" in text
+
+
+def test_the_jobs_an_inner_run_executed_are_counted_from_its_log():
+    from adbench.matrix.run import jobs_executed
+
+    ran = "Select jobs to execute...\nFinished jobid: 23 (Rule: lifetimes_l6_run)\n6 of 63 steps (10%) done\n" \
+          "Finished jobid: 14 (Rule: scalar_s9_calibrate)\n"
+    assert jobs_executed(ran) == 2
+    assert jobs_executed("Building DAG of jobs...\nNothing to be done (all requested files are present).\n") == 0
 
 
 def test_every_history_note_names_a_documented_quantity_or_a_claim():

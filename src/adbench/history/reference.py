@@ -64,34 +64,21 @@ def new_bytes(folder: Path) -> int:
     return total
 
 
-def jobs_run(run_cost: Path) -> tuple[int | None, float | None]:
-    """(jobs, job seconds) the entry's last inner run executed, from its results/run_cost.csv (None without one):
-    an entry re-run after a change runs only what the change affects, so its run time is not a full run's."""
-    if not run_cost.exists():
-        return None, None
-    import pandas as pd
-
-    d = pd.read_csv(run_cost)
-    run = dict(zip(d.loc[d.kind == "run", "name"], d.loc[d.kind == "run", "value"]))
-    return (int(run["jobs"]) if "jobs" in run else None), run.get("job_time_s")
-
-
-def entry_costs(statuses: list[dict], envs: Path, runs: Path | None = None) -> list[dict]:
+def entry_costs(statuses: list[dict], envs: Path) -> list[dict]:
     """One row per matrix entry: its overrides and installed torch/transformers, the environment's build time (from
-    its stamp: the build that made it) and new disk, the run time and how many jobs that run executed, the lock and
-    the status."""
+    its stamp: the build that made it) and new disk, the last run job's time and how many inner jobs it executed
+    (a re-run after a change runs only what the change affected), the lock and the status."""
     rows = []
     for s in statuses:
         env = envs / s["entry"]
         stamp = env / "adbench-env.json"
         record = json.loads(stamp.read_text()) if stamp.exists() else {}
         versions = s.get("versions", {})
-        jobs, job_s = jobs_run(runs / s["entry"] / "results/run_cost.csv") if runs else (None, None)
         rows.append({"entry": s["entry"], "overrides": s.get("overrides", {}), "torch": versions.get("torch"),
                      "transformers": versions.get("transformers"), "ok": bool(s.get("ok")),
                      "label": s.get("label", ""), "env_build_s": record.get("build_s"),
                      "env_new_mb": round(new_bytes(env) / 2**20, 1) if env.exists() else None,
-                     "run_s": s.get("run_s"), "jobs_run": jobs, "job_time_s": job_s,
+                     "run_s": s.get("run_s"), "jobs_run": s.get("jobs_run"),
                      "lock_sha256": s.get("lock_sha256", ""), "error": s.get("error", "")})
     return rows
 
@@ -120,7 +107,7 @@ def readme(info: dict) -> str:
         f"(entry `{info['locked_entry']}`): comparison, claims, every values.csv and meta.json, the pooled timing "
         "samples and the lock. Compare your run with it:", "",
         "  ```yaml", f"  compare_to: [{info['archive']}]", "  ```", "",
-        "| entry | torch | transformers | status | env build | env new disk | last run | jobs in it | lock |",
+        "| entry | torch | transformers | status | env build | env new disk | last run | jobs it ran | lock |",
         "|---|---|---|---|---|---|---|---|---|"]
     for e in info["entries"]:
         status = "ok" if e["ok"] else f"failed: {e['error']}"
@@ -132,20 +119,21 @@ def readme(info: dict) -> str:
                      f"| {run} | {jobs} | `{(e['lock_sha256'] or '')[:12]}` |")
     walls = [f"{i['wall_s']:.0f} s ({i['date']})" for i in info.get("invocations", []) if i.get("wall_s") is not None]
     lines += ["", "Env new disk: what the environment adds beyond the files it hard-links from uv's cache. Last run: "
-              "the entry's latest inner Snakemake run, which executes only the jobs a change affected (jobs in it).",
+              "the entry's latest run job, whose inner Snakemake executes only the jobs a change affected (jobs it "
+              "ran; 0: nothing to do). The first invocation below built every entry from scratch.",
               "", f"`make reference` wall time, each invocation that wrote this folder: {', '.join(walls)}."
               if walls else "", ""]
     return "\n".join(lines)
 
 
 def build(dest: Path, history_csv: Path, history_html: Path, statuses: list[dict], envs: Path, archives: Path,
-          locked: str, matrix_wall_s: float | None = None, runs: Path | None = None) -> dict:
+          locked: str, matrix_wall_s: float | None = None) -> dict:
     """reference/: the history (csv and page), reference.json (machine, date, each entry's cost and lock),
     README.md (the same, to read) and archive/<label>/, the compact archive of the entry `locked` (the locked stack)."""
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(history_csv, dest / "history.csv")
     shutil.copy2(history_html, dest / "history.html")
-    costs = entry_costs(statuses, envs, runs)
+    costs = entry_costs(statuses, envs)
     label = next(s["label"] for s in statuses if s["entry"] == locked and s.get("ok"))
     shutil.rmtree(dest / "archive", ignore_errors=True)
     compact(archives / label, dest / "archive" / label)
@@ -190,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     statuses = [json.loads((runs / e / "status.json").read_text()) for e in matrix]
     info = build(Path(a.dest), Path("results/history.csv"), Path("report/history.html"), statuses,
                  Path(".matrix/envs"), Path("archive"), locked_entry(matrix, project_pins(Path("pyproject.toml"))),
-                 a.wall, runs)
+                 a.wall)
     print(f"reference: {len(statuses)} entries ({sum(s.get('ok', False) for s in statuses)} succeeded), "
           f"{info['bytes'] / 2**20:.1f} MB in {a.dest}/; compare with it: compare_to: [{info['archive']}]")
     return 0

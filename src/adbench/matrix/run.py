@@ -103,6 +103,12 @@ def _archive(results: Path, env: dict, overrides: dict, device: str, archive_dir
     return label
 
 
+def jobs_executed(inner_log: str) -> int:
+    """How many jobs an inner Snakemake run executed (its 'Finished jobid' lines; 0 when nothing was to be done):
+    a run job re-executed after a change runs only the jobs that change affects."""
+    return len(re.findall(r"^Finished jobid: \d+", inner_log, re.M))
+
+
 def run_entry(name: str, overrides: dict, env: dict, config: dict, root: str, rundir: str, archive_dir: str,
               cores: int, mem_mb=None, targets: list[str] = ()) -> dict:
     """status.json of one entry: ok with its archive label, or failed with the line that says why."""
@@ -128,7 +134,8 @@ def run_entry(name: str, overrides: dict, env: dict, config: dict, root: str, ru
     with inner_log.open("w", encoding="utf-8") as fh:
         res = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True,
                              env={**environ, "PYTHONPATH": str(root_p / "src")})
-    status |= {"stage": "run", "run_s": round(time.perf_counter() - t0, 1)}
+    status |= {"stage": "run", "run_s": round(time.perf_counter() - t0, 1),
+               "jobs_run": jobs_executed(inner_log.read_text(encoding="utf-8", errors="replace"))}
     if res.returncode != 0:
         status["error"] = run_error_line(inner_log.read_text(encoding="utf-8", errors="replace"))
         log.warning("matrix entry %s: run failed: %s", name, status["error"])
