@@ -85,7 +85,8 @@ def entry_costs(statuses: list[dict], envs: Path) -> list[dict]:
 
 def invocations(previous: Path, wall_s: float | None) -> list[dict]:
     """Every `make reference` that wrote this folder, oldest first, this one last: (date, matrix wall seconds).
-    The first builds every entry; a later one re-runs only what changed (seconds when nothing did)."""
+    The first builds every entry; a later one re-runs only what changed (seconds when nothing did). A folder
+    written before this list kept one wall time, `matrix_wall_s`: it seeds the list."""
     before = []
     if previous.exists():
         old = json.loads(previous.read_text())
@@ -139,7 +140,7 @@ def build(dest: Path, history_csv: Path, history_html: Path, statuses: list[dict
     compact(archives / label, dest / "archive" / label)
     info = {"date": date.today().isoformat(), "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                                         "python": sys.version.split()[0]},
-            "matrix_wall_s": matrix_wall_s, "locked_entry": locked, "archive": f"reference/archive/{label}",
+            "locked_entry": locked, "archive": f"reference/archive/{label}",
             "entries": costs, "invocations": invocations(dest / "reference.json", matrix_wall_s)}
     write_json(info, dest / "reference.json")
     (dest / "README.md").write_text(readme(info), encoding="utf-8")
