@@ -1,7 +1,7 @@
 # Two entry points: `make report` and `make test`. Both create .venv when missing and install
 # exactly a hashed lock: `make report` envs/requirements.txt (the runtime part of the lock), `make
-# test` envs/lock.txt (runtime + the `test` extra). `make lock` regenerates both from pyproject.toml.
-# Re-installing only happens when a lock changes.
+# test` envs/lock.txt (runtime + the `test` extra). `make lock` regenerates every lock from pyproject.toml.
+# Re-installing only happens when a lock or the torch variant changes (docs/setup.md).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +11,23 @@ CORES ?= all
 # Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
 MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
 
-.PHONY: report test setup lint clean browser matrix slurm lock reference
+# TORCH=cpu (default): torch==2.13.0+cpu from PyTorch's CPU index, envs/requirements.txt + envs/lock.txt.
+# TORCH=pypi: PyPI's torch==2.13.0 (Linux CUDA, macOS CPU/MPS), envs/requirements-pypi.txt + envs/lock-pypi.txt.
+TORCH ?= cpu
+ifeq ($(filter cpu pypi,$(TORCH)),)
+$(error TORCH=$(TORCH) is not a torch variant: use TORCH=cpu (torch==2.13.0+cpu, the default) or TORCH=pypi (PyPI's torch==2.13.0))
+endif
+VARIANT := $(if $(filter pypi,$(TORCH)),-pypi)
+RUNTIME_LOCK := envs/requirements$(VARIANT).txt
+FULL_LOCK := envs/lock$(VARIANT).txt
+# Each stamp holds the variant it installed (an older, empty stamp: cpu); another TORCH re-syncs the venv.
+stamped = $(or $(shell cat $(1) 2>/dev/null),cpu)
+resync = $(if $(filter-out $(TORCH),$(call stamped,$(1))),FORCE)
+VPY := $(VENV)/bin/python
+# What the preflight's advice repeats: the command the user ran.
+GOAL := make $(or $(firstword $(filter report test setup matrix reference lint,$(MAKECMDGOALS))),setup)
+
+.PHONY: report test setup lint clean browser matrix slurm lock reference bin-check FORCE
 
 setup: $(STAMP)
 
@@ -24,7 +40,7 @@ setup: $(STAMP)
 # torch's modules again; compiling all 13,000 files instead takes 67 s on 2 cores, this 24 s).
 UV_HOME := $(VENV)/.uv
 UV := $(UV_HOME)/bin/uv
-PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+PIP_INSTALL := $(VPY) -m pip install --quiet --disable-pip-version-check
 # Shell condition: uv is there, or pip can bootstrap it now.
 HAVE_UV = { test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target $(UV_HOME) -r envs/uv.txt \
   >/dev/null 2>&1 && test -x $(UV); }
@@ -33,8 +49,8 @@ HAVE_UV = { test -x $(UV) || $(PIP_INSTALL) --require-hashes --no-deps --target 
 define install
 	@if $(HAVE_UV); then \
 	  echo "set-up: $$($(UV) --version) installs $(1)"; \
-	  $(BIN)/python envs/uvrun.py $(UV) pip sync --quiet --python $(BIN)/python --require-hashes $(1) && \
-	  $(BIN)/python envs/uvrun.py $(UV) pip install --quiet --python $(BIN)/python --no-deps \
+	  $(VPY) envs/uvrun.py $(UV) pip sync --quiet --python $(VPY) --require-hashes $(1) && \
+	  $(VPY) envs/uvrun.py $(UV) pip install --quiet --python $(VPY) --no-deps \
 	    --no-build-isolation -e .; \
 	else \
 	  echo "set-up: pip installs $(1) (uv could not be bootstrapped)"; \
@@ -44,35 +60,54 @@ define install
 endef
 
 # The interpreter is checked first, against pyproject.toml's requires-python: pip would refuse it
-# only at `pip install -e .`, after the whole dependency install.
-$(STAMP): pyproject.toml envs/requirements.txt
-	@if test -x $(BIN)/python; then $(BIN)/python scripts/check_python.py --venv $(VENV); \
+# only at `pip install -e .`, after the whole dependency install. Then the preflight (envs/preflight.py,
+# about a second): can the lock's torch build be found where pip and uv look here? If not, it stops with
+# the index that publishes it and the commands that work, before a venv exists or anything is fetched.
+$(STAMP): pyproject.toml $(RUNTIME_LOCK) $(call resync,$(STAMP))
+	@if test -x $(VPY); then $(VPY) scripts/check_python.py --venv $(VENV); \
 	 else $(PYTHON) scripts/check_python.py; fi
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(call install,envs/requirements.txt)
-	@PYTHONDONTWRITEBYTECODE= $(BIN)/python envs/warm_bytecode.py
-	@touch $(STAMP)
+	@$$(test -x $(VPY) && echo $(VPY) || echo $(PYTHON)) envs/preflight.py $(RUNTIME_LOCK) \
+	  --command "$(GOAL)$(if $(VARIANT), TORCH=$(TORCH))"
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(call install,$(RUNTIME_LOCK))
+	@PYTHONDONTWRITEBYTECODE= $(VPY) envs/warm_bytecode.py
+	@echo $(TORCH) > $(STAMP)
 
-$(TEST_STAMP): $(STAMP) envs/lock.txt
-	$(call install,envs/lock.txt)
-	@touch $(TEST_STAMP)
+$(TEST_STAMP): $(STAMP) $(FULL_LOCK) $(call resync,$(TEST_STAMP))
+	$(call install,$(FULL_LOCK))
+	@echo $(TORCH) > $(TEST_STAMP)
 
-# Regenerates the locks from pyproject.toml (keeping the versions already locked unless a pin moved;
-# LOCK_ARGS=--upgrade takes the newest allowed). One resolution, envs/lock.txt (runtime + test);
-# envs/requirements.txt is the runtime part of that same resolution (constrained by it); the conda
-# environment's pip section is written from the runtime lock. Linux x86_64, CPython 3.11: the
-# platform torch's pinned CPU build exists for (README, "Torch builds").
+FORCE:
+
+# Regenerates every lock from pyproject.toml (keeping the versions already locked unless a pin moved;
+# LOCK_ARGS=--upgrade takes the newest allowed). It installs no lock: a bare .venv (when missing)
+# only bootstraps uv from envs/uv.txt. CPU variant: one resolution, envs/lock.txt (runtime + test), for
+# Linux x86_64, CPython 3.11, the platform torch's pinned CPU build exists for; envs/requirements.txt is
+# its runtime part (constrained by it). PyPI variant: torch from envs/torch-pypi.txt, every other package
+# at the CPU lock's version (envs/pypi-constraints.txt), one universal resolution (Linux with the CUDA
+# stack under markers, macOS, Windows) from PYPI_INDEX alone, so its hashes are PyPI's own files for every
+# platform. Each runtime lock gives its conda environment's pip section.
 LOCK_ARGS ?=
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
-COMPILE = $(BIN)/python envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --python-version 3.11 \
-  --python-platform $(LOCK_PLATFORM) --custom-compile-command "make lock" $(LOCK_ARGS)
-lock: $(STAMP)
-	@test -x $(UV) || { echo "make lock needs uv, which set-up could not bootstrap (envs/uv.txt)" >&2; exit 1; }
+PYPI_INDEX ?= https://pypi.org/simple
+COMPILE_ARGS = pip compile --quiet --generate-hashes --python-version 3.11 --custom-compile-command "make lock" $(LOCK_ARGS)
+COMPILE = $(VPY) envs/uvrun.py $(UV) $(COMPILE_ARGS) --python-platform $(LOCK_PLATFORM)
+COMPILE_PYPI = $(VPY) envs/uvrun.py --only-index $(PYPI_INDEX) $(UV) $(COMPILE_ARGS) --universal \
+  --override envs/torch-pypi.txt
+lock:
+	@if test -x $(VPY); then $(VPY) scripts/check_python.py --venv $(VENV); \
+	 else $(PYTHON) scripts/check_python.py; fi
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	@$(HAVE_UV) || { echo "make lock needs uv, which could not be bootstrapped from envs/uv.txt" >&2; exit 1; }
 	$(COMPILE) pyproject.toml --extra test -o envs/lock.txt
 	$(COMPILE) pyproject.toml -c envs/lock.txt -o envs/requirements.txt
-	$(BIN)/python envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --universal \
+	$(VPY) envs/cpu_pins.py envs/lock.txt envs/pypi-constraints.txt
+	$(COMPILE_PYPI) pyproject.toml --extra test -c envs/pypi-constraints.txt -o envs/lock-pypi.txt
+	$(COMPILE_PYPI) pyproject.toml -c envs/lock-pypi.txt -o envs/requirements-pypi.txt
+	$(VPY) envs/uvrun.py $(UV) pip compile --quiet --generate-hashes --universal \
 	  --custom-compile-command "make lock" envs/uv.in -o envs/uv.txt
-	$(BIN)/python envs/conda_env.py envs/requirements.txt envs/adbench.yaml
+	$(VPY) envs/conda_env.py envs/requirements.txt envs/adbench.yaml
+	$(VPY) envs/conda_env.py envs/requirements-pypi.txt envs/adbench-pypi.yaml
 
 # Extra Snakemake arguments, e.g. SMK_ARGS='--configfile config.yaml .test/config.yaml'.
 SMK_ARGS ?=
@@ -81,8 +116,14 @@ SMK_ARGS ?=
 # MISMATCH / MISSING row. A --config of your own in SMK_ARGS replaces this one: add strict=True to it.
 STRICT ?=
 STRICT_ARGS = $(if $(filter 1 true yes True,$(STRICT)),--config strict=True)
-# BIN=<dir> runs an existing environment's python/snakemake and installs nothing.
-SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP))
+# BIN=<dir> runs an existing environment's python/snakemake and installs nothing. It must hold every
+# package of the runtime lock (by name), adbench (`pip install --no-deps -e .`) and snakemake's command;
+# bin-check names in one line what it lacks (envs/check_bin.py).
+SETUP = $(if $(filter $(VENV)/bin,$(BIN)),$(STAMP),bin-check)
+
+bin-check:
+	@test -x $(BIN)/python || { echo "BIN=$(BIN) has no python: point BIN at an environment's bin folder or drop BIN=" >&2; exit 1; }
+	@$(BIN)/python envs/check_bin.py $(BIN) $(RUNTIME_LOCK)
 
 # After a kill: adbench.recover unlocks the directory when no live Snakemake holds it (one
 # line says so), and --rerun-incomplete reruns the jobs the kill interrupted. While a live
@@ -104,7 +145,7 @@ report: $(SETUP)
 # `make matrix MATRIX_CONFIG=".test/config.yaml .test/matrix.yaml"` (smoke matrix).
 MATRIX_CONFIG ?=
 matrix: $(SETUP)
-	$(if $(SETUP),@$(HAVE_UV) || echo "matrix: uv could not be bootstrapped (envs/uv.txt); every entry will fail" >&2)
+	$(if $(filter $(VENV)/bin,$(BIN)),@$(HAVE_UV) || echo "matrix: uv could not be bootstrapped (envs/uv.txt); every entry will fail" >&2)
 	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  $(if $(MATRIX_CONFIG),--configfile config.yaml $(MATRIX_CONFIG))
 	@echo "History written to $(CURDIR)/report/history.html"

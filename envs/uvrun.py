@@ -1,6 +1,6 @@
 """Run uv with the package sources pip is configured with on this machine.
 
-usage: python envs/uvrun.py UV [UV-ARGS...]
+usage: python envs/uvrun.py [--only-index URL] UV [UV-ARGS...]
 
 uv reads neither pip's configuration files nor PIP_* variables, so without this it would resolve
 and install from its own defaults, which may differ from where `pip install` looks here (a local
@@ -17,6 +17,10 @@ and UV_INDEX_STRATEGY=unsafe-best-match, pip's own behaviour: every index is sea
 best version, not only the first that knows the name. Variables already set are kept. pip's
 `constraint` is not passed on: the locks pin every package exactly, and uv would write the
 constraint file's path into the lock's annotations.
+
+`--only-index URL` makes URL uv's one source (pip's and uv's own indexes and find-links dropped, the
+certificate kept): `make lock` resolves the PyPI variant from PyPI itself, so that its hashes are
+PyPI's files for every platform, not those a local mirror happens to hold.
 """
 
 from __future__ import annotations
@@ -68,12 +72,29 @@ def uv_environment(options: dict[str, str], environ: dict[str, str] | None = Non
     return env
 
 
+# Every variable through which uv finds packages (uv's own names and their older aliases).
+SOURCE_VARS = ("UV_DEFAULT_INDEX", "UV_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS", "UV_NO_INDEX")
+
+
+def only_index(url: str, options: dict[str, str], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment in which uv reads packages from `url` alone (pip's certificate still applies)."""
+    env = {k: v for k, v in dict(os.environ if environ is None else environ).items() if k not in SOURCE_VARS}
+    return uv_environment({k: v for k, v in options.items() if k == "cert"} | {"index-url": url}, env)
+
+
+def pip_options() -> dict[str, str]:
+    """pip's merged configuration, as `pip config list` prints it for this interpreter."""
+    listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    return parse(listing)
+
+
 def main(argv: list[str]) -> int:
-    if not argv:
+    if argv[:1] == ["--only-index"] and len(argv) > 2:
+        return subprocess.call(argv[2:], env=only_index(argv[1], pip_options()))
+    if not argv or argv[0].startswith("-"):
         print(__doc__.splitlines()[2], file=sys.stderr)
         return 2
-    listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
-    return subprocess.call(argv, env=uv_environment(parse(listing)))
+    return subprocess.call(argv, env=uv_environment(pip_options()))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,71 @@ def lock_sha256(path: Path = LOCK) -> str:
         return "not found"
 
 
+# Each torch variant's whole lock (runtime + test) and the runtime part of it, which `make report` installs.
+# $ADBENCH_LOCK (a matrix entry's runtime-only lock) is its own runtime part.
+_ENVS = LOCK.parent if os.environ.get(LOCK_ENV) else Path(__file__).resolve().parents[2] / "envs"
+VARIANT_LOCKS = ((LOCK, LOCK),) if os.environ.get(LOCK_ENV) else (
+    (_ENVS / "lock.txt", _ENVS / "requirements.txt"), (_ENVS / "lock-pypi.txt", _ENVS / "requirements-pypi.txt"))
+# In every environment set-up makes, yet never in a lock: the project itself and the venv's installer.
+NOT_LOCKED = frozenset({"adbench", "pip"})
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]*?))?\s*\\?$")
+
+
+def _norm(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_pins(text: str) -> dict[str, tuple[str, str]]:
+    """name -> (version, environment marker or "") of a `uv pip compile` lock; hash and comment lines skipped."""
+    return {_norm(m[1]): (m[2], (m[3] or "").strip()) for m in map(_PIN.match, text.splitlines()) if m}
+
+
+def marker_applies(marker: str) -> bool:
+    """Whether a lock line's environment marker holds here (a universal lock gates e.g. nvidia-* to Linux)."""
+    if not marker:
+        return True
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # an environment of the user's own may lack packaging; pip vendors it
+        try:
+            from pip._vendor.packaging.markers import Marker
+        except ImportError:
+            return True  # cannot tell: count the package as wanted, never silently drop it
+    return Marker(marker).evaluate()
+
+
+def lock_differences(full: dict, runtime: dict, installed: dict[str, str]) -> list[str]:
+    """Names where `installed` is not `runtime` plus any of `full`'s other packages, each at its locked version."""
+    wanted = {n: v for n, (v, mk) in runtime.items() if marker_applies(mk)}
+    differ = {n for n, v in wanted.items() if installed.get(n) != v}
+    extra = set(installed) - wanted.keys() - NOT_LOCKED  # e.g. the test extra: allowed only at the lock's version
+    differ |= {n for n in extra if full.get(n, (None,))[0] != installed[n]}
+    return sorted(differ)
+
+
+def lock_record(installed: dict[str, str] | None = None,
+                locks: Iterable[tuple[Path, Path]] = VARIANT_LOCKS) -> dict[str, Any]:
+    """meta.json's lock fields: the lock this environment holds and its sha256, or lock_sha256 None and
+    `lock_differs` (the nearest lock, count and names of the packages that differ from it)."""
+    installed = {_norm(n): v for n, v in (installed_packages() if installed is None else installed).items()}
+    nearest: tuple[int, str, list[str]] | None = None
+    for full_path, runtime_path in locks:
+        try:
+            full, runtime = lock_pins(full_path.read_text()), lock_pins(runtime_path.read_text())
+        except OSError:
+            continue
+        differ = lock_differences(full, runtime, installed)
+        if not differ:
+            return {"lock": full_path.name, "lock_sha256": lock_sha256(full_path)}
+        if nearest is None or len(differ) < nearest[0]:
+            nearest = (len(differ), full_path.name, differ)
+    if nearest is None:
+        return {"lock": None, "lock_sha256": None, "lock_differs": {"lock": None, "count": None, "packages": []}}
+    count, name, differ = nearest
+    return {"lock": None, "lock_sha256": None, "lock_differs": {"lock": name, "count": count, "packages": differ}}
+
+
 @lru_cache(maxsize=1)
 def installed_packages() -> dict[str, str]:
     """Every distribution importable here, name -> version: the whole stack, not only PACKAGES."""
@@ -158,7 +223,7 @@ def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str
         "rule": rule,
         "wildcards": wildcards,
         "versions": versions(),
-        "lock_sha256": lock_sha256(),
+        **lock_record(),
         "packages": dict(installed_packages()),  # a copy: the cached one is shared
         "device": device,
         "torch_threads": threads,
