@@ -18,6 +18,8 @@ ifeq ($(filter cpu pypi,$(TORCH)),)
 $(error TORCH=$(TORCH) is not a torch variant: use TORCH=cpu (torch==2.13.0+cpu, the default) or TORCH=pypi (PyPI's torch==2.13.0))
 endif
 VARIANT := $(if $(filter pypi,$(TORCH)),-pypi)
+# Snakemake's conda route (`--sdm conda`) reads it: envs/adbench-pypi.yaml for TORCH=pypi (workflow/rules/common.smk).
+export ADBENCH_TORCH := $(TORCH)
 RUNTIME_LOCK := envs/requirements$(VARIANT).txt
 FULL_LOCK := envs/lock$(VARIANT).txt
 # Each stamp holds the variant it installed (an older, empty stamp: cpu); another TORCH re-syncs the venv.

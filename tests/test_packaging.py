@@ -190,11 +190,12 @@ def test_set_up_installs_exactly_the_locks():
     make = _read("Makefile")
     test_deps = re.search(r"^\$\(TEST_STAMP\):(.*)$", make, re.M).group(1)
     stamp_deps = re.search(r"^\$\(STAMP\):(.*)$", make, re.M).group(1)
-    assert "envs/requirements.txt" in stamp_deps and "envs/lock.txt" in test_deps
+    assert "$(RUNTIME_LOCK)" in stamp_deps and "$(FULL_LOCK)" in test_deps
+    assert "RUNTIME_LOCK := envs/requirements$(VARIANT).txt" in make and "FULL_LOCK := envs/lock$(VARIANT).txt" in make
     install = re.search(r"^define install\n(.*?)^endef", make, re.M | re.S).group(1)
     assert "--require-hashes --no-deps -r $(1)" in install            # pip: the lock's files, no resolution
-    assert "pip sync --quiet --python $(BIN)/python --require-hashes $(1)" in install   # uv: the same
-    assert "PYTHONDONTWRITEBYTECODE= $(BIN)/python envs/warm_bytecode.py" in make  # uv compiles no bytecode
+    assert "pip sync --quiet --python $(VPY) --require-hashes $(1)" in install   # uv: the same
+    assert "PYTHONDONTWRITEBYTECODE= $(VPY) envs/warm_bytecode.py" in make  # uv compiles no bytecode
     assert install.count("--no-deps") >= 3 and "-e ." in install
     assert "requirements-test.txt" not in make and not (ROOT / "envs" / "requirements-test.txt").exists()
 
@@ -212,7 +213,8 @@ def test_test_tools_are_an_extra_not_runtime_dependencies():
 def test_no_machine_configuration_in_committed_files():
     # The sources uv uses come from pip's configuration at run time (envs/uvrun.py), never from the files.
     source = r"file:|--(extra-)?index-url|--find-links|--no-index"
-    for path in ("envs/lock.txt", "envs/requirements.txt", "envs/uv.txt", "envs/adbench.yaml"):
+    for path in ("envs/lock.txt", "envs/requirements.txt", "envs/uv.txt", "envs/adbench.yaml", "envs/lock-pypi.txt",
+                 "envs/requirements-pypi.txt", "envs/adbench-pypi.yaml", "envs/pypi-constraints.txt"):
         text = _read(path)
         assert not re.search(source + r"|(^|\s)/\w", text, re.M), path   # no source, no absolute path
     assert not re.search(source, _read("Makefile"))

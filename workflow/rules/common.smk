@@ -18,7 +18,8 @@ try:
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
-ENV = "../../envs/adbench.yaml"  # relative to the rules files in workflow/rules/
+# relative to the rules files in workflow/rules/; ADBENCH_TORCH=pypi (make's TORCH=pypi) takes PyPI's torch
+ENV = "../../envs/adbench-pypi.yaml" if os.environ.get("ADBENCH_TORCH") == "pypi" else "../../envs/adbench.yaml"
 
 
 def source_file(path):
