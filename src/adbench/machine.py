@@ -193,12 +193,17 @@ def _key(m: dict, field: str):
     return (v.get("name", ""), v.get("count", 0)) if field == "gpu" else (tuple(v) if isinstance(v, list) else v)
 
 
+def complete(m: dict | None) -> bool:
+    """Whether a recorded machine holds every SAME_MACHINE field (one written before machine identity does not)."""
+    return all(f in (m or {}) for f in SAME_MACHINE)
+
+
 def compare(a: dict | None, b: dict | None) -> str:
     """'differs' when a recorded SAME_MACHINE field differs, else 'unknown' when either run lacks one, else 'same'."""
     a, b = a or {}, b or {}
     if any(_key(a, f) != _key(b, f) for f in SAME_MACHINE if f in a and f in b):
         return "differs"
-    return "same" if all(f in a and f in b for f in SAME_MACHINE) else "unknown"
+    return "same" if complete(a) and complete(b) else "unknown"
 
 
 def _gib(n) -> str:
