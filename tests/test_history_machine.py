@@ -120,3 +120,30 @@ def test_the_shipped_reference_archive_still_compares_and_says_machine_unknown(t
     assert s9[["torch_median_min_us", "torch_median_max_us"]].tolist() == ["machine unknown"] * 2
     assert s9[["tape_median_min_us", "tape_median_max_us"]].tolist() == ["same"] * 2   # tape's times unchanged
     assert "noise" not in set(out.status) and not out[out.id != "S9"].moved.any()  # the rest: one table, no move
+
+
+def test_the_report_shows_the_machine_and_the_timings_that_moved_with_it():
+    from adbench.history.changes import COLUMNS
+    from adbench.render import TEMPLATES
+    from adbench.render.page import render
+
+    cmp = pd.DataFrame([dict(id="S1", quantity="q", description="row", documented="1", unit="", measured=1.0,
+                             measured_printed="1", kind="exact", status="match", note="", model_source="",
+                             tolerance="±5.0e-01 (printed digits)")])
+    from adbench.provenance import meta_record
+
+    meta = meta_record(rule="r", wildcards={}, args={}, seed=0, device="cpu", threads=1, wall_s=1.0) | {
+        "code_hash": "c", "_path": "S1/meta.json", "cpu_model": "AMD EPYC", "cpu_count": 2}
+    old_meta = {k: v for k, v in meta.items() if k != "machine"} | {"_path": "S2/meta.json"}  # written before it
+    row = ["ref", "S9", "torch_median_min_us", "timing", "8.7", "18.6", "81.5", 18.6, 81.5, False]
+    changes = pd.DataFrame([dict(zip(COLUMNS, row + [status, "rule", "then-env", "now-env"]))
+                            for status in ("machine differs", "noise")])
+    html = render(str(TEMPLATES), cmp, {"tables": {}, "figures": {}, "metas": [meta | {"machine": AVX2}, old_meta],
+                                        "paths": []}, extra={"changes": changes})
+    assert "machines (the jobs ran on 2): AMD EPYC, 2 logical CPUs, avx2, 24.0 GiB; no GPU | AMD EPYC, 2 logical " \
+           "CPUs (machine unknown: vector extensions and GPU not recorded);" in html
+    note = html[html.index('class="note machine-moves"'):]
+    assert "(1):" in note[:200] and "<code>S9 torch_median_min_us</code> (machine differs)." in note[:400]
+    quiet = render(str(TEMPLATES), cmp, {"tables": {}, "figures": {}, "metas": [meta | {"machine": AVX2}], "paths": []},
+                   extra={"changes": changes.assign(status="noise")})
+    assert "machine-moves" not in quiet and "machine: AMD EPYC, 2 logical CPUs, avx2" in quiet   # control
