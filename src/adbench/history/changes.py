@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import machine
 from ..io import read_csv
 from ..missing import is_blank, is_missing
 from ..verdicts.tolerance import declared_spec, describe, format_like, moved_beyond, parse_printed, text_of
 from ..verdicts.verdict import KINDS
 from .archive import environment_line, run_machine
-from .timing_moves import machines, percent, timing_moved, timing_rules
+from .timing_moves import machines, percent, recorded_machines, timing_moved, timing_rules
 
 # Kinds whose digits the documents pinned: they move beyond the row's tolerance, as the verdict holds
 # them to it. Shape, pretrained and config values are not pinned to digits, so they move by a relative
@@ -104,10 +105,14 @@ def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold,
 
 
 def _machine_note(rule: str, mid: str, old_root, new_root) -> str:
-    """A moved value's rule, naming the machines when they differ or are unknown: a GEMM on another CPU rounds
-    differently, so a chaotic training run or a count of exact zeros can move with the machine alone."""
-    where, words = machines(old_root, new_root, mid)
-    return rule if where == "same" else f"{rule}; {words}"
+    """A moved value's rule, naming the machines when they differ, or when only one run recorded its machine: a GEMM
+    on another CPU rounds differently, so a chaotic training run or a count of exact zeros can move with the machine
+    alone. Two runs that both predate machine identity get no note (it would say nothing about either)."""
+    a, b = recorded_machines(old_root, new_root, mid)
+    where = machine.compare(a, b)
+    if where == "differs" or (where == "unknown" and (machine.complete(a) or machine.complete(b))):
+        return f"{rule}; {machines(old_root, new_root, mid)[1]}"
+    return rule
 
 
 COLUMNS = ["archive", "id", "quantity", "kind", "documented", "old", "new", "old_value", "new_value",

@@ -103,9 +103,15 @@ def provenance(root: Path, mid: str) -> dict | None:
             "versions": {k: v for k, v in meta["versions"].items() if k not in _NOT_TIMED} | stack}
 
 
+def recorded_machines(root_a, root_b, mid: str) -> tuple[dict, dict]:
+    """The machines measurement `mid`'s meta.json records in two runs ({} for none)."""
+    a, b = (machine.of_meta(_meta(r, mid) or {}) if r else {} for r in (root_a, root_b))
+    return a, b
+
+
 def machines(root_a, root_b, mid: str) -> tuple[str, str]:
     """('same' | 'differs' | 'unknown', words) for the machines measurement `mid` ran on in two runs."""
-    a, b = (machine.of_meta(_meta(r, mid) or {}) if r else {} for r in (root_a, root_b))
+    a, b = recorded_machines(root_a, root_b, mid)
     verdict = machine.compare(a, b)
     if verdict == "differs":
         return verdict, f"machines differ: {machine.difference(a, b)} (then {machine.line(a)}; now {machine.line(b)})"
