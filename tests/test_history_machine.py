@@ -79,10 +79,13 @@ def test_a_value_that_moved_between_machines_names_them_and_one_on_the_same_mach
         _meta(tmp_path / name, "C1", machine)
     out = changes(_cmp(6.08), _cmp(7.33), "a", "x", "y", 0.05, 0.10, tmp_path / "old", tmp_path / "other")
     assert out.status.tolist() == ["moved"]   # a value moves as before; its rule says the machines differ
-    assert out.rule.iloc[0].startswith("relative change 17.1%") and "machines differ: vector extensions" in out.rule.iloc[0]
+    assert out.rule.iloc[0].startswith("relative change 17.1%")
+    assert "machines differ: vector extensions" in out.rule.iloc[0]
     same = changes(_cmp(6.08), _cmp(7.33), "a", "x", "y", 0.05, 0.10, tmp_path / "old", tmp_path / "same")
     assert same.status.tolist() == ["moved"] and "machine" not in same.rule.iloc[0]   # control: same machine
-    rule = lambda a, b: changes(_cmp(6.08), _cmp(7.33), "a", "x", "y", 0.05, 0.10, tmp_path / a, tmp_path / b).rule[0]  # noqa: E731
+    def rule(a, b):
+        return changes(_cmp(6.08), _cmp(7.33), "a", "x", "y", 0.05, 0.10, tmp_path / a, tmp_path / b).rule[0]
+
     assert rule("legacy", "other").endswith("; machine unknown: the earlier run recorded no full machine identity")
     assert "machine" not in rule("legacy", "legacy2")   # two runs that predate machine identity: nothing to say
 

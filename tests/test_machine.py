@@ -132,5 +132,6 @@ def test_the_machine_line_and_the_difference_in_words():
     assert machine.line(machine.of_meta({"cpu_model": "AMD EPYC", "cpu_count": 2, "device": "cpu"})) == \
         "AMD EPYC, 2 logical CPUs (machine unknown: vector extensions and GPU not recorded)"
     assert machine.line(None) == machine.line(machine.of_meta({})) == "machine unknown"
-    assert machine.difference(_m(), _m(ext=("avx2",))) == "vector extensions differ (only then: avx512f; only now: none)"
+    assert machine.difference(_m(), _m(ext=("avx2",))) == \
+        "vector extensions differ (only then: avx512f; only now: none)"
     assert machine.difference(_m(), _m()) == ""

@@ -113,7 +113,8 @@ def _command(*args: str) -> str:
 
 def cpu_model() -> str:
     """Human-readable CPU model name: /proc/cpuinfo on Linux, sysctl's brand string on macOS."""
-    return (cpu_model_from_cpuinfo(_read("/proc/cpuinfo")) or _command("sysctl", "-n", "machdep.cpu.brand_string").strip()
+    return (cpu_model_from_cpuinfo(_read("/proc/cpuinfo"))
+            or _command("sysctl", "-n", "machdep.cpu.brand_string").strip()
             or platform.processor() or platform.machine())
 
 
