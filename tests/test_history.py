@@ -183,11 +183,19 @@ def test_sample_test_reads_the_declared_pair_from_a_file_of_four_candidates():
         sample_test(old, new, "checkpoint_time_overhead_pct_transformers", 0.10)
 
 
-def _run(root, tape, torch, code="abc", torch_version="2.13.0"):
+# Two machines of one name: the AVX-512 one the reference ran on, and an AVX2-only one (issue 34's AMD EPYC pair).
+AVX512 = {"cpu_model": "AMD EPYC", "vector_extensions": ["avx2", "avx512f", "avx512_bf16"], "cpu_count": 2,
+          "memory_bytes": 24 * 2**30, "gpu": {"name": "", "count": 0, "memory_bytes": None, "driver": "", "cuda": ""}}
+AVX2 = {**AVX512, "vector_extensions": ["avx2"], "memory_bytes": 16 * 2**30}
+
+
+def _run(root, tape, torch, code="abc", torch_version="2.13.0", machine=AVX512):
+    """A run folder holding S9's samples and meta.json (`machine` None: written before machine identity)."""
     (root / "S9").mkdir(parents=True)
     _samples(tape, torch, processes=2).to_csv(root / "S9/samples.csv", index=False)
-    (root / "S9/meta.json").write_text(json.dumps({"code_hash": code, "versions": {"torch": torch_version,
-                                                                                   "snakemake": "9"}}))
+    meta = {"code_hash": code, "versions": {"torch": torch_version, "snakemake": "9"}, "cpu_model": "AMD EPYC",
+            "cpu_count": 2}
+    (root / "S9/meta.json").write_text(json.dumps(meta | ({"machine": machine} if machine else {})))
     return root
 
 

@@ -122,3 +122,90 @@ def test_unjudged_reason_only_when_a_process_stayed_noisy():
     out = timing.mark_unjudged(vals, reason)
     assert list(out.unjudged_reason) == ["", reason, reason]
     assert (timing.mark_unjudged(vals, "").unjudged_reason == "").all()
+
+
+# --- a GPU's queued kernels: the timer waits for them before each clock reading ------------------------------
+class _Recorder:
+    """A stand-in clock and device that log every call, in order (the clock advances 1 s per reading)."""
+
+    def __init__(self):
+        self.calls, self.now = [], 0.0
+
+    def clock(self):
+        self.calls.append("clock")
+        self.now += 1.0
+        return self.now
+
+    def synchronize(self, *device):
+        self.calls.append(("sync", *map(str, device)))
+
+
+def test_timed_waits_for_the_device_before_reading_the_clock_at_start_and_end():
+    rec = _Recorder()
+    sync = timing.device_sync("cuda:1", backend=rec)
+    dt = timing._timed(lambda: rec.calls.append("work"), 2, rec.clock, sync)
+    assert rec.calls == [("sync", "cuda:1"), "clock", "work", "work", ("sync", "cuda:1"), "clock"]
+    assert dt == 1.0  # two clock readings, one second apart
+    rec.calls.clear()  # negative control: on the CPU nothing but the clock and the work is called
+    timing._timed(lambda: rec.calls.append("work"), 2, rec.clock, timing.device_sync("cpu", backend=rec))
+    assert rec.calls == ["clock", "work", "work", "clock"]
+
+
+def test_device_sync_picks_the_device_kind_from_a_string_or_a_torch_device():
+    import torch
+
+    rec = _Recorder()
+    timing.device_sync(torch.device("cuda", 0), backend=rec)()
+    timing.device_sync("mps", backend=rec)()
+    assert rec.calls == [("sync", "cuda:0"), ("sync",)]
+    assert timing.device_sync(torch.device("cpu")) is timing.no_sync is timing.device_sync("cpu")
+
+
+def test_every_timed_sample_of_the_rounds_is_synchronised():
+    rec = _Recorder()
+    sync = timing.device_sync("cuda", backend=rec)
+    cands = {"a": lambda: rec.calls.append("a"), "b": lambda: rec.calls.append("b")}
+    samples, _ = timing.timed_attempts(cands, {"a": 1, "b": 1}, 3, 1, 0, 0, probe=lambda: None,
+                                       load=lambda a, b: {}, sync=sync)
+    assert len(samples) == 6
+    timed = rec.calls[2:]  # after one warm-up call of each candidate
+    assert rec.calls[:2] == ["a", "b"] and timed.count(("sync", "cuda")) == 12  # before and after each sample
+    for i in range(0, len(timed), 3):  # sync, work, sync for every sample, in that order
+        assert timed[i] == ("sync", "cuda") and timed[i + 1] in ("a", "b") and timed[i + 2] == ("sync", "cuda")
+
+
+def test_the_gpt2_timed_step_waits_for_a_cuda_device_and_not_for_the_cpu(monkeypatch):
+    import torch
+
+    from adbench.gpt2 import saved
+
+    log = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append(("sync", str(device))))
+
+    class Net(torch.nn.Module):
+        """A one-weight stand-in: the step runs forward, backward, zero_grad on it."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(1, dtype=torch.float64))
+            self.transformer = torch.nn.Module()
+            self.transformer.h = torch.nn.ModuleList()
+
+        def next_token_loss(self, ids):
+            log.append("forward")
+            out = self.w * 2
+            out.register_hook(lambda g: log.append("backward"))
+            return out.sum()
+
+    class Ids:
+        """Token ids that live on a (pretend) device."""
+
+        def __init__(self, device):
+            self.device = torch.device(device)
+
+    net = Net()
+    saved.step(net, Ids("cuda:0"), False)
+    assert log == ["forward", "backward", ("sync", "cuda:0")] and net.w.grad is None
+    log.clear()
+    saved.step(net, Ids("cpu"), False)  # negative control: the CPU step calls no synchronize
+    assert log == ["forward", "backward"]

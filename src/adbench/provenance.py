@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import machine
+
 PACKAGES = ("python", "torch", "transformers", "numpy", "pandas", "snakemake")
 # Test hook: JSON object of {package: version} that replaces installed versions. It lets
 # the test suite prove that a version bump re-runs exactly the affected jobs.
@@ -195,14 +197,8 @@ def config_hash(obj: Any) -> str:
 
 
 def cpu_model() -> str:
-    """Human-readable CPU model name, best effort across Linux and macOS."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith(("model name", "hardware", "cpu model")):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    """Human-readable CPU model name, best effort across Linux and macOS (adbench.machine)."""
+    return machine.cpu_model()
 
 
 def slurm_context(env: dict | None = None) -> dict[str, str]:
@@ -232,6 +228,8 @@ def meta_record(*, rule: str, wildcards: dict, args: Any, seed: Any, device: str
         "wall_time_s": round(wall_s, 6),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
+        # CPU model, vector extensions, logical CPUs, memory, GPU: "what changed" tells machines apart by it
+        "machine": machine.identity(),
         "platform": platform.platform(),
         "python_executable": sys.executable,
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),

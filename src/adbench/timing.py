@@ -14,6 +14,7 @@ and the one reported (`reported`) is the first quiet attempt, else the last.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -30,27 +31,51 @@ log = logging.getLogger(__name__)
 NOISY_IQR = 0.10
 
 
-def _timed(fn: Callable[[], object], loops: int, clock: Callable[[], float] = time.perf_counter) -> float:
-    """Seconds for `loops` calls, with the cyclic GC collected before and paused during."""
+def no_sync() -> None:
+    """A CPU runs each call to its end before returning: nothing to wait for."""
+
+
+def device_sync(device: object, backend: object = None) -> Callable[[], None]:
+    """The call that waits for `device`'s queued kernels (torch.cuda.synchronize on CUDA, torch.mps's on MPS), else
+    `no_sync`. `backend`: a stand-in for torch.cuda / torch.mps, so a test can record the calls without a GPU."""
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind not in ("cuda", "mps"):
+        return no_sync
+    if backend is None:
+        import torch  # only a device run gets here; the CPU timings never import torch for this
+        backend = getattr(torch, kind)
+    if kind == "mps":
+        return backend.synchronize  # one device, no argument
+    return functools.partial(backend.synchronize, device)
+
+
+def _timed(fn: Callable[[], object], loops: int, clock: Callable[[], float] = time.perf_counter,
+           sync: Callable[[], None] = no_sync) -> float:
+    """Seconds for `loops` calls, with the cyclic GC collected before and paused during.
+
+    `sync` runs before each clock reading: a GPU call returns once its kernels are queued, so without waiting
+    for them the clock would time the launches, and the previous sample's tail would be billed to this one."""
     gc.collect()
     gc.disable()
     try:
+        sync()
         t0 = clock()
         for _ in range(loops):
             fn()
+        sync()
         return clock() - t0
     finally:
         gc.enable()
 
 
 def calibrate(fn: Callable[[], object], target_s: float, max_loops: int = 1 << 24,
-              clock: Callable[[], float] = time.perf_counter) -> int:
+              clock: Callable[[], float] = time.perf_counter, sync: Callable[[], None] = no_sync) -> int:
     """Loop count whose run takes about `target_s`, from the per-call time of a doubling probe.
-    `clock` is injectable so the arithmetic can be tested without a stopwatch."""
+    `clock` is injectable so the arithmetic can be tested without a stopwatch; `sync`: device_sync's."""
     fn()  # first call pays one-off costs (allocations, lazy init)
     loops = 1
     while loops < max_loops:
-        dt = _timed(fn, loops, clock)
+        dt = _timed(fn, loops, clock, sync)
         if dt >= target_s / 8:
             return max(1, min(max_loops, round(loops * target_s / dt)))
         loops *= 2
@@ -66,8 +91,8 @@ def balanced_orders(names: list[str], rounds: int, seed: int) -> list[list[str]]
 
 
 def run_rounds(candidates: dict[str, Callable[[], object]], loops: dict[str, int], rounds: int,
-               warmup: int, seed: int) -> pd.DataFrame:
-    """Raw samples: one row per (round, candidate) with the per-call time in microseconds."""
+               warmup: int, seed: int, sync: Callable[[], None] = no_sync) -> pd.DataFrame:
+    """Raw samples: one row per (round, candidate) with the per-call time in microseconds (`sync`: device_sync's)."""
     for name, fn in candidates.items():
         for _ in range(warmup):
             fn()
@@ -75,7 +100,7 @@ def run_rounds(candidates: dict[str, Callable[[], object]], loops: dict[str, int
     for r, order in enumerate(balanced_orders(list(candidates), rounds, seed)):
         for pos, name in enumerate(order):
             n = loops[name]
-            dt = _timed(candidates[name], n)
+            dt = _timed(candidates[name], n, sync=sync)
             rows.append({"round": r, "position": pos, "candidate": name, "loops": n,
                          "total_s": dt, "per_call_us": dt / n * 1e6})
         log.info("round %d/%d done", r + 1, rounds)
@@ -96,12 +121,14 @@ def noise_figures(samples: pd.DataFrame) -> dict[str, float]:
 def timed_attempts(candidates: dict[str, Callable[[], object]], loops: dict[str, int], rounds: int, warmup: int,
                    seed: int, retries: int, probe: Callable[[], object] = machine_load.snapshot,
                    load: Callable[[object, object], dict] = machine_load.between,
-                   rounds_fn: Callable[..., pd.DataFrame] | None = None) -> tuple[pd.DataFrame, dict]:
+                   rounds_fn: Callable[..., pd.DataFrame] | None = None,
+                   sync: Callable[[], None] = no_sync) -> tuple[pd.DataFrame, dict]:
     """Rounds, measured again while either candidate is noisy (at most `retries` more times).
 
     Returns every attempt's samples (columns attempt, reported, other_cpu_s added) and the
-    meta.json record: each attempt's noise figures and machine load, retries, stayed_noisy."""
-    rounds_fn = rounds_fn or run_rounds
+    meta.json record: each attempt's noise figures and machine load, retries, stayed_noisy.
+    `sync`: device_sync(device) when the candidates run on a GPU (run_rounds waits for it around each sample)."""
+    rounds_fn = rounds_fn or functools.partial(run_rounds, sync=sync)
     frames, attempts = [], []
     for attempt in range(retries + 1):
         before = probe()

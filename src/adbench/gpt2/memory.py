@@ -11,7 +11,7 @@ from functools import partial
 import pandas as pd
 import torch
 
-from ..timing import mark_unjudged, reported, timed_attempts, unjudged_reason
+from ..timing import device_sync, mark_unjudged, reported, timed_attempts, unjudged_reason
 from .arch import CANDIDATE, SUFFIX
 from .common import load_model
 from .fake import FakeAccounting, supported
@@ -155,7 +155,7 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
         candidates = {names[k]: faulting(partial(step, nets[arch], xt, k == "checkpoint"), faults[names[k]])
                       for k in names}
         samples, loads[arch] = timed_attempts(candidates, {c: 1 for c in candidates}, timing_rounds, warmup,
-                                              seed, timing_retries)
+                                              seed, timing_retries, sync=device_sync(dev))
         frames.append(samples)
         med = reported(samples).groupby("candidate").per_call_us.median()
         plain, ckpt = med[names["plain"]], med[names["checkpoint"]]

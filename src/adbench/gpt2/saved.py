@@ -10,6 +10,7 @@ import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils.checkpoint import checkpoint
 
+from ..timing import device_sync
 from .common import token_nll
 
 
@@ -90,12 +91,14 @@ def account(net, ids: torch.Tensor, ckpt: bool, keep: bool) -> dict:
                     led.add_storage(a)
         handles = [b.register_forward_pre_hook(pre, with_kwargs=True) for b in net.transformer.h]
     cuda = ids.is_cuda
+    sync = device_sync(ids.device)
+    sync()
     if cuda:
-        torch.cuda.synchronize()
         base = torch.cuda.memory_allocated()
     t0 = time.perf_counter()
     with checkpointed(net, ckpt), torch.autograd.graph.saved_tensors_hooks(pack, _identity):
         loss = mean_nll(net, ids)
+    sync()  # the forward's kernels finished before the clock is read
     out = {"checkpoint": ckpt, "batch": ids.shape[0], "tokens": ids.shape[1], "kept": keep,
            "hook_calls": led.calls, "bytes_per_hook_call": led.call_bytes, "unique_storages": led.unique,
            "unique_storage_bytes": led.unique_bytes, "parameter_bytes_seen": led.param_bytes,
@@ -134,10 +137,12 @@ class Accounting:
 
 
 def step(net, ids: torch.Tensor, ckpt: bool) -> None:
-    """One forward and backward (the timed unit)."""
+    """One forward and backward (the timed unit), returning once the device has run it."""
     with checkpointed(net, ckpt):
         mean_nll(net, ids).backward()
     net.zero_grad(set_to_none=True)
+    # backward() returns once a GPU's kernels are queued: without the wait a timer would read the launches
+    device_sync(ids.device)()
 
 
 def saved_by_node(root, params) -> list[dict]:

@@ -1,13 +1,17 @@
-"""Archived runs: their labels, the all-or-nothing snapshot of results/, and their environment line."""
+"""Archived runs: their labels, the all-or-nothing snapshot of results/, the machine they ran on and their
+environment line."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 import shutil
 import tempfile
 from datetime import date
 from pathlib import Path
 
+from .. import machine
 from ..io import write_json
 
 
@@ -47,7 +51,8 @@ def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, inf
     for name, f in (extra or {}).items():
         shutil.copy2(f, staging / name)
         copied.append(name)
-    manifest = {**info, "files": sorted(copied)}
+    # the machine the jobs recorded (a run that predates machine identity gets what its meta.json files hold)
+    manifest = {"machine": run_machine(staging), **info, "files": sorted(copied)}
     write_json(manifest, staging / "MANIFEST.json")
     if dest_path.exists():
         shutil.rmtree(dest_path)
@@ -55,7 +60,23 @@ def snapshot(files: list[str], results_dir: str, dest: str, overwrite: bool, inf
     return manifest
 
 
+def run_machine(root) -> dict:
+    """The machine most of a run's jobs recorded (meta.json files under `root`); {} when none did."""
+    seen = []
+    for path in sorted(Path(root).rglob("meta.json")):
+        try:
+            m = machine.of_meta(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue  # a stray or partial file says nothing about the machine
+        if m:
+            seen.append(json.dumps(m, sort_keys=True))
+    return json.loads(Counter(seen).most_common(1)[0][0]) if seen else {}
+
+
 def environment_line(manifest: dict) -> str:
-    """'torch 2.13.0, transformers 5.24.0, numpy 2.4.6, cpu' for tables."""
+    """'torch 2.13.0, transformers 5.24.0, numpy 2.4.6, cpu; AMD EPYC, 2 logical CPUs, avx2 avx512f, 23.5 GiB; no GPU'
+    for tables (`machine unknown` for a run that recorded none)."""
     v = manifest.get("versions", {})
-    return ", ".join([f"{k} {v[k]}" for k in ("torch", "transformers", "numpy") if k in v] + [manifest.get("device", "?")])
+    software = ", ".join([f"{k} {v[k]}" for k in ("torch", "transformers", "numpy") if k in v] +
+                         [manifest.get("device", "?")])
+    return f"{software}; {machine.line(manifest.get('machine'))}"

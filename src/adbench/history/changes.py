@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import machine
 from ..io import read_csv
 from ..missing import is_blank, is_missing
 from ..verdicts.tolerance import declared_spec, describe, format_like, moved_beyond, parse_printed, text_of
 from ..verdicts.verdict import KINDS
-from .archive import environment_line
-from .timing_moves import percent, timing_moved, timing_rules
+from .archive import environment_line, run_machine
+from .timing_moves import machines, percent, recorded_machines, timing_moved, timing_rules
 
 # Kinds whose digits the documents pinned: they move beyond the row's tolerance, as the verdict holds
 # them to it. Shape, pretrained and config values are not pinned to digits, so they move by a relative
@@ -103,6 +104,17 @@ def _status(kind, doc, quantity, mid, old, new, rel_threshold, timing_threshold,
     return ("moved" if did else "same"), rule
 
 
+def _machine_note(rule: str, mid: str, old_root, new_root) -> str:
+    """A moved value's rule, naming the machines when they differ, or when only one run recorded its machine: a GEMM
+    on another CPU rounds differently, so a chaotic training run or a count of exact zeros can move with the machine
+    alone. Two runs that both predate machine identity get no note (it would say nothing about either)."""
+    a, b = recorded_machines(old_root, new_root, mid)
+    where = machine.compare(a, b)
+    if where == "differs" or (where == "unknown" and (machine.complete(a) or machine.complete(b))):
+        return f"{rule}; {machines(old_root, new_root, mid)[1]}"
+    return rule
+
+
 COLUMNS = ["archive", "id", "quantity", "kind", "documented", "old", "new", "old_value", "new_value",
            "moved", "status", "rule", "old_env", "new_env"]
 
@@ -128,6 +140,8 @@ def changes(old: pd.DataFrame, new: pd.DataFrame, archive: str, old_env: str, ne
         spans = (spans_old[key], spans_new[key]) if key in spans_old and key in spans_new else None
         status, rule = _status(kind, doc, r.quantity, r.id, r.measured_old, r.measured_new, rel_threshold,
                                timing_threshold, (old_root, new_root), spans, tolerance)
+        if status == "moved" and kind != "timing" and old_root and new_root:
+            rule = _machine_note(rule, r.id, old_root, new_root)
         rows.append({"archive": archive, "id": r.id, "quantity": r.quantity, "kind": kind, "documented": doc,
                      "old": printed(doc, r.measured_old), "new": printed(doc, r.measured_new),
                      "old_value": r.measured_old, "new_value": r.measured_new, "moved": status == "moved",
@@ -200,8 +214,11 @@ def compare_runs(comparison: pd.DataFrame, archives: list[str], rel_threshold: f
     results/claims_changes.csv: this run's `claims` (results/claims.csv) against each archive's."""
     new = comparison
     frames, claim_frames = [], []
+    # the machines: this run's as its jobs recorded them; an archive made before manifests held one, from its meta.json
+    current_env = {"machine": run_machine(results_dir), **current_env}
     for path in archives:
         manifest = json.loads((Path(path) / "MANIFEST.json").read_text())
+        manifest.setdefault("machine", run_machine(path))
         old_env, new_env = environment_line(manifest), environment_line(current_env)
         frames.append(changes(read_csv(Path(path) / "comparison.csv"), new, Path(path).name,
                               old_env, new_env, rel_threshold, timing_threshold, Path(path), Path(results_dir)))

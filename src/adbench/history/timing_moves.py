@@ -1,5 +1,6 @@
 """When a timing has moved: a rank test on the raw samples of both runs, an effect above a
-threshold, and provenance that says the code or libraries changed (otherwise: noise)."""
+threshold, the machine of each run (a move between two machines is `machine differs`), and provenance
+that says the code or libraries changed (otherwise: noise)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import machine
 
 ALPHA = 0.05  # two-sided significance level of the Mann-Whitney test
 EXACT_MAX = 400  # exact null distribution when n1 * n2 is at most this and there are no ties
 _MEDIAN = re.compile(r"^(.*)_median_(min|max)(_[a-z]+)?$")
 # Versions that cannot change how fast a measurement runs: the workflow engine is not in the loop.
 _NOT_TIMED = ("snakemake",)
+# A timing that moved between two machines (adbench.machine.compare), or against a run that recorded no
+# machine identity while code and libraries are unchanged: neither a move of the code nor noise.
+MACHINE_DIFFERS, MACHINE_UNKNOWN = "machine differs", "machine unknown"
 
 
 def _normal_sf(z: float) -> float:
@@ -80,16 +85,40 @@ def sample_file(root: Path, mid: str) -> Path | None:
     return None
 
 
-def provenance(root: Path, mid: str) -> dict | None:
-    """code_hash and versions of measurement `mid` from its meta.json (None when not recorded)."""
+def _meta(root: Path, mid: str) -> dict | None:
+    """Measurement `mid`'s meta.json under a results or archive folder (None when there is none)."""
     path = Path(root) / mid / "meta.json"
-    if not path.exists():
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def provenance(root: Path, mid: str) -> dict | None:
+    """code_hash and versions of measurement `mid` from its meta.json (None when not recorded); a GPU's driver
+    and CUDA runtime count as versions: they are software that sets a kernel's speed."""
+    meta = _meta(root, mid)
+    if meta is None or "code_hash" not in meta or "versions" not in meta:
         return None
-    meta = json.loads(path.read_text())
-    if "code_hash" not in meta or "versions" not in meta:
-        return None
+    gpu = machine.of_meta(meta).get("gpu") or {}
+    stack = {f"gpu_{k}": gpu[k] for k in ("driver", "cuda") if gpu.get(k)}
     return {"code_hash": meta["code_hash"],
-            "versions": {k: v for k, v in meta["versions"].items() if k not in _NOT_TIMED}}
+            "versions": {k: v for k, v in meta["versions"].items() if k not in _NOT_TIMED} | stack}
+
+
+def recorded_machines(root_a, root_b, mid: str) -> tuple[dict, dict]:
+    """The machines measurement `mid`'s meta.json records in two runs ({} for none)."""
+    a, b = (machine.of_meta(_meta(r, mid) or {}) if r else {} for r in (root_a, root_b))
+    return a, b
+
+
+def machines(root_a, root_b, mid: str) -> tuple[str, str]:
+    """('same' | 'differs' | 'unknown', words) for the machines measurement `mid` ran on in two runs."""
+    a, b = recorded_machines(root_a, root_b, mid)
+    verdict = machine.compare(a, b)
+    if verdict == "differs":
+        return verdict, f"machines differ: {machine.difference(a, b)} (then {machine.line(a)}; now {machine.line(b)})"
+    if verdict == "unknown":
+        which = " and ".join(w for w, m in (("the earlier run", a), ("this run", b)) if not machine.complete(m))
+        return verdict, f"machine unknown: {which} recorded no full machine identity"
+    return verdict, "same machine"
 
 
 def pairs_file(root: Path, mid: str) -> Path | None:
@@ -158,8 +187,10 @@ def timing_rules(threshold: float) -> list[str]:
             f"Without raw samples in both runs, a timing moves when its process-run ranges do not overlap and "
             f"their midpoints differ by more than {percent(threshold)}; without ranges, when its value changed by "
             f"more than {percent(threshold)}.",
+            "A timing that moves between two machines (CPU model, vector extensions, logical CPUs or GPU differ in "
+            f"meta.json) is labelled {MACHINE_DIFFERS}, never noise or a move.",
             "A timing that moves while its code and libraries (meta.json) did not change is labelled noise, "
-            "not a move."]
+            f"not a move, on the same machine; {MACHINE_UNKNOWN} when either run recorded no machine identity."]
 
 
 def timing_moved(mid: str, quantity: str, old_root, new_root, threshold: float, spans=None,
@@ -180,6 +211,14 @@ def timing_moved(mid: str, quantity: str, old_root, new_root, threshold: float, 
         return "same", rule
     pa = provenance(old_root, mid) if old_root else None
     pb = provenance(new_root, mid) if new_root else None
-    if pa is not None and pa == pb:
+    same_stack = pa is not None and pa == pb
+    if old_root and new_root:  # without both runs' folders nothing is known of either machine: the rules above
+        where, words = machines(old_root, new_root, mid)
+        if where == "differs":  # the machine alone explains a move, whatever else changed
+            return MACHINE_DIFFERS, f"{rule}; {words}"
+        if where == "unknown":
+            return (MACHINE_UNKNOWN, f"{rule}; code and libraries unchanged (meta.json), but {words}: not noise") \
+                if same_stack else ("moved", f"{rule}; {words}")
+    if same_stack:
         return "noise", rule + "; code and libraries unchanged (meta.json): noise"
     return "moved", rule

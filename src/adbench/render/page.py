@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,7 +12,7 @@ import jinja2
 from markupsafe import Markup
 import pandas as pd
 
-from .. import cache, runcost
+from .. import cache, machine, runcost
 from ..history.changes import moved_rules_text
 from ..verdicts.documented import MAX_BAND
 from ..verdicts.summary import family_summary, tally
@@ -165,8 +165,11 @@ def environment(metas: list[dict]) -> dict:
     if not metas:
         return {}
     m = max(metas, key=lambda m: m.get("finished_utc", ""))
+    # every machine a job ran on (a cluster run may use several), the most jobs' first
+    lines = Counter(machine.line(machine.of_meta(x)) for x in metas)
     return {"versions": m.get("versions", {}), "cpu_model": m.get("cpu_model"), "platform": m.get("platform"),
-            "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc")}
+            "device": m.get("device"), "cpu_count": m.get("cpu_count"), "last_job_utc": m.get("finished_utc"),
+            "machines": [line for line, _ in lines.most_common()]}
 
 
 def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None,
