@@ -6,6 +6,7 @@ import hashlib
 from html import unescape
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -242,3 +243,25 @@ def test_parse_time_lookup_stays_offline_light_and_leaves_the_environment_alone(
     full = _fresh(code, {"HF_HUB_CACHE": str(tmp_path / "full")})
     assert full["where"] == str(tmp_path / "full" / "models--openai-community--gpt2" / "snapshots" / PINNED)
     assert full["hub"] and full["guard"] and full["heavy"] == [] and full["offline"] == [None, None]
+
+
+def test_the_family_note_gives_the_command_the_errors_give():
+    """The note's fetch command is the one locate.py prints, at config.yaml's revision: the two cannot drift."""
+    note = (ROOT / "src/adbench/gpt2/README.md").read_text()
+    blocks = [b.split("```")[0] for b in note.split("```sh\n")[1:]]
+    assert [" ".join(b.replace("\\\n", " ").split()) for b in blocks] == [".venv/bin/" + fetch_command(PINNED)]
+    assert fetch_command(OTHER) not in note  # control: another revision's command is not what it says
+
+
+@pytest.mark.parametrize("extra", [[], ["--bogus-flag"]])
+def test_the_fetch_command_is_one_the_installed_hf_cli_accepts(extra, tmp_path):
+    """Offline, so it reaches the network step and stops there; a usage error (click's exit 2) would mean a wrong
+    flag. The control adds an unknown flag and must get that usage error."""
+    argv = [str(Path(sys.executable).parent / "hf"), *shlex.split(fetch_command(PINNED))[1:], *extra]
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "NO_COLOR": "1"}
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    if extra:
+        assert out.returncode == 2
+    else:
+        assert out.returncode == 1 and "offline mode is enabled" in out.stdout + out.stderr
+        assert f"tree/{PINNED}" in out.stdout + out.stderr  # it asked for the pinned revision
