@@ -125,10 +125,12 @@ def find_snapshot(revision: str, allow_other: bool = False) -> Snapshot | None:
 
 
 def _holds_model(directory: str | Path | None) -> bool:
+    """Whether gpt2.path names a directory with a config.json (its loader names any other missing file)."""
     return bool(directory) and (Path(directory) / "config.json").exists()
 
 
 def _looked_in(revision: str) -> str:
+    """The snapshot directories of the pinned revision under both repo ids, for the messages."""
     cache = hub_cache_dir()
     return " and ".join(str(repo_dir(cache, r) / "snapshots" / revision) for r in REPOS)
 
