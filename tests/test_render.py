@@ -23,6 +23,7 @@ RANDOM = {"model_source": "random-reduced", "route": "random", "revision": None,
           "random_config": {"n_layer": 2, "n_embd": 64}, "location": "not found: /hub/gpt2",
           "tokenizer": "byte-level BPE trained on the corpus (requested vocabulary 512, reached 512)"}
 PRETRAINED = {"model_source": "pretrained", "route": "cache", "revision": CONFIG["gpt2"]["revision"], "seed": None,
+              "repo_id": "openai-community/gpt2", "pinned_revision": CONFIG["gpt2"]["revision"],
               "random_config": None, "location": "/hub/gpt2/snapshot", "tokenizer": "gpt2@rev"}
 
 

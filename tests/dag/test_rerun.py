@@ -109,7 +109,8 @@ def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
     assert control <= report, control  # control: no snapshot, no GPT-2 job (only the report may refresh)
     snap = tmp_path / "hub/models--gpt2/snapshots" / yaml.safe_load((ROOT / "config.yaml").read_text())["gpt2"]["revision"]
     snap.mkdir(parents=True)
-    (snap / "config.json").write_text("{}")  # the dry run only looks; nothing loads it
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):  # what a snapshot needs to count
+        (snap / name).write_text("{}")  # the dry run only looks; nothing loads it
     res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = set(planned_jobs(res.stdout + res.stderr)) - {"all"}

@@ -10,12 +10,13 @@ family("gpt2", "GPT-2 probes", numbered("G", 8), order=70)
 
 GPT2 = config["gpt2"]
 GPT2_PACKAGES = ("torch", "numpy", "transformers", "tokenizers")
+GPT2_LOCATE = ("source", "revision", "path", "allow_other_revision")  # weights_location's arguments, in order
 
 
 rule gpt2_model:
     input:
         # the snapshot (or gpt2.path) directory when it is on this machine: new weights re-run the GPT-2 jobs
-        lambda wc: [w for w in [weights_location(GPT2["source"], GPT2["revision"], GPT2["path"])] if w],
+        lambda wc: [w for w in [weights_location(*(GPT2[k] for k in GPT2_LOCATE))] if w],
         corpus_text=rules.corpus.output.corpus,
     output:
         model="results/gpt2/model.json",
@@ -35,7 +36,7 @@ rule gpt2_model:
             "adbench.gpt2.resolve:record_model",
             packages=GPT2_PACKAGES,
             seed=GPT2["seed"],
-            args={k: GPT2[k] for k in ("source", "revision", "path", "seed", "random_config", "tokenizer_vocab_size")},
+            args={k: GPT2[k] for k in (*GPT2_LOCATE, "seed", "random_config", "tokenizer_vocab_size")},
         ),
     script:
         SCRIPT("measure")

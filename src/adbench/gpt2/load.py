@@ -1,5 +1,5 @@
-"""Load GPT-2 offline from a resolved record (see resolve.py): pinned revision from the HF cache or a
-directory, else a seeded random init with the fallback tokenizer gpt2_model trained."""
+"""Load GPT-2 offline from a resolved record (see resolve.py): the snapshot it names from the HF cache (repo id and
+revision) or a directory, else a seeded random init with the fallback tokenizer gpt2_model trained."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .locate import REPO, hub_cache_dir
+from .locate import hub_cache_dir
 
 # Never reach the network, whatever the caller's environment says. huggingface_hub reads these when
 # it is first imported, so they are set on import here and transformers is only imported inside the
@@ -111,7 +111,7 @@ def load_resolved(record: dict, device: str = "cpu", tokenizer=None) -> Loaded:
         model, tok = _from_pretrained(record["location"], None, None, device, tokenizer)
         return Loaded(model, tok, _info(model, tok, record))
     if route == "cache":
-        model, tok = _from_pretrained(REPO, record["revision"], hub_cache_dir(), device, tokenizer)
+        model, tok = _from_pretrained(record["repo_id"], record["revision"], hub_cache_dir(), device, tokenizer)
         return Loaded(model, tok, _info(model, tok, record))
     from transformers import GPT2LMHeadModel
     import torch
@@ -125,8 +125,9 @@ def load_resolved(record: dict, device: str = "cpu", tokenizer=None) -> Loaded:
 
 def _info(model, tok, record: dict) -> dict:
     cfg = model.config
-    return {"model_source": record["model_source"], "model_route": record["route"],
-            "model_revision": record["revision"], "model_location": record["location"],
+    return {"model_source": record["model_source"], "model_route": record["route"], "model_repo_id": record["repo_id"],
+            "model_revision": record["revision"], "model_pinned_revision": record["pinned_revision"],
+            "model_location": record["location"],
             "model_seed": record["seed"], "tokenizer": record["tokenizer"], "tokenizer_vocab": len(tok),
             "model_vocab": cfg.vocab_size, "n_layer": cfg.n_layer, "n_embd": cfg.n_embd, "n_head": cfg.n_head,
             "attn_implementation": cfg._attn_implementation, "dtype": "float32", "mode": "eval",
