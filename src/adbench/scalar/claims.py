@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..claims import (EPS32, EPS64, ROUNDING64, Edge, Flip, Move, at_least, at_most, decades, flag, g, judged, near,
+from ..claims import (EPS32, EPS64, ROUNDING64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near,
                       qv, relation, row, same_float, sources, times_at_least, times_within, truthy, ulps_away)
 
 # "far more", "far above": at least two orders of magnitude; the same bound wherever a claim says it
