@@ -1,9 +1,13 @@
-"""S7's blind spots: what one directional check cannot see, and a check through fresh dropout masks.
+"""S7's blind spots: how many of k random directions see a given gradient error, and a check through fresh
+dropout masks.
 
 Doc 000 ("one checked coordinate left seven places to be wrong"): a check along v measures g·v, so a
-gradient error e with e·v = 0 is invisible along v, and an error smaller than the central difference's
-own error (about 1e-11 here) hides in it. A check of a function that draws a new dropout mask at each of
-its two evaluation points measures the mask change too; reseeding before every evaluation removes that.
+gradient error e with e·v = 0 is invisible along v but seen along the other directions, and an error smaller
+than the central difference's own error hides in every direction. The k directions here are fresh draws, each
+checked with its own central difference; whether a check "sees" an error is judged (scalar/claims_checks.py)
+against the correct gradient's check error along S7's documented directions: another set of draws, another
+set of central differences. A check of a function that draws a new dropout mask at each of its two
+evaluation points measures the mask change too; reseeding before every evaluation removes that.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .numdiff import central_difference
+from .numdiff import central_difference, directional_loss
+
+# measurement-level controls (claims/bugs.py): the blind-spot checks' central difference divided by h, not 2h
+BLIND_BUGS = ("blind spots: slope over h",)
 
 
 def corruptions(cols: int, vs: list, coordinate: int, delta: float, orthogonal_to: int,
@@ -26,12 +33,14 @@ def corruptions(cols: int, vs: list, coordinate: int, delta: float, orthogonal_t
             "small": small_delta * unit}
 
 
-def blind_spots(slopes: list[float], grad, vs: list, coordinate: int, delta: float, orthogonal_to: int,
-                small_delta: float) -> pd.DataFrame:
-    """Per corruption and direction: the check's error, beside the correct gradient's (the noise).
-
-    `slopes`: S7's central differences along the unit directions `vs`; `grad`: torch's gradient (cols,)."""
+def blind_spots(A: np.ndarray, x: np.ndarray, grad, vs: list, h: float, coordinate: int, delta: float,
+                orthogonal_to: int, small_delta: float, bug: str | None = None) -> pd.DataFrame:
+    """Per corruption and direction: the check's reading |slope - (g + e)·v|, beside the correct gradient's along
+    the same slope. `vs`: k fresh unit directions (cols,); `grad`: torch's gradient (cols,)."""
     g = grad.numpy()
+    over_h = bug == BLIND_BUGS[0]
+    slopes = [central_difference(lambda t, v=v.numpy(): directional_loss(A, x + t * v), 0.0, h, over_h=over_h)
+              for v in vs]
     rows = []
     for name, err in corruptions(len(g), vs, coordinate, delta, orthogonal_to, small_delta).items():
         for d, (vt, slope) in enumerate(zip(vs, slopes)):

@@ -162,3 +162,25 @@ def counted_engine_waits_for_both(t):
                        "eager control: the square runs before branch B"),
                   times_at_least(abs(eager_x - torch_x), ROUNDING64 * max(abs(torch_x), 1.0), 1,
                                  "eager control: x.grad off torch64 beyond 64 ulps"))
+
+
+# ---- S8: one reverse sweep -----------------------------------------------------------------------------------
+def _full(t):
+    d = t["S8/reconstruction"]
+    return d[d.seeds == d.inputs].iloc[0]
+
+
+@relation("S8/reconstruction", edge=Flip("S8/reconstruction", lambda t: {"seeds": int(_full(t).seeds)},
+                                         "reverse_closures", holding=lambda t: _full(t).forward_ops / _full(t).inputs,
+                                         failing=lambda t: _full(t).forward_ops / _full(t).inputs + 1))
+def reverse_one_sweep(t):
+    """Reverse mode gets every partial from one backward sweep that runs one closure per graph operation (the
+    tape's count equals the dual numbers' operations per seed), where forward mode repeats those per input."""
+    full = _full(t)
+    per_seed = float(full.forward_ops) / float(full.inputs)
+    return judged(f"reverse: {int(full.reverse_backward_passes)} backward pass, {int(full.reverse_closures)} closures; "
+                  f"forward: {int(full.forward_ops)} operations for {int(full.inputs)} inputs ({g(per_seed)} per seed)",
+                  flag(full.reverse_backward_passes == 1, "one backward pass"),
+                  flag(float(full.reverse_closures) == per_seed, "closures = the operations of one forward pass"),
+                  flag(float(full.forward_ops) == float(full.inputs) * float(full.reverse_closures) and full.inputs > 1,
+                       "forward mode repeats them once per input"))

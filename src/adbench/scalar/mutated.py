@@ -78,13 +78,13 @@ def mutation_check(seed: int, rows: int, width: int, directions: int, wrong_scal
     return pd.DataFrame(out)
 
 
-def relu_kink(points: list[float], h: float) -> pd.DataFrame:
-    """torch.relu's backward at each point beside a central difference of step h."""
+def relu_kink(points: list[float], h: float, over_h: bool = False) -> pd.DataFrame:
+    """torch.relu's backward at each point beside a central difference of step h (`over_h`: the control bug)."""
     rows = []
     for p in points:
         t = torch.tensor(p, dtype=F64, requires_grad=True)
         torch.relu(t).backward()
-        fd = central_difference(lambda z: torch.relu(torch.tensor(z, dtype=F64)).item(), p, h)
+        fd = central_difference(lambda z: torch.relu(torch.tensor(z, dtype=F64)).item(), p, h, over_h=over_h)
         rows.append({"x": p, "torch_backward": t.grad.item(), "central_difference": fd,
                      "abs_diff": abs(t.grad.item() - fd), "straddles_kink": bool(p - h < 0 < p + h)})
     return pd.DataFrame(rows)

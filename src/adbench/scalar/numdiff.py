@@ -14,14 +14,16 @@ def forward_difference(f: Callable[[float], float], x: float, h: float) -> float
     return (f(x + h) - f(x)) / h
 
 
-def central_difference(f: Callable[[float], float], x: float, h: float) -> float:
-    """(f(x+h) - f(x-h)) / 2h: second-order truncation error."""
-    return (f(x + h) - f(x - h)) / (2 * h)
+def central_difference(f: Callable[[float], float], x: float, h: float, over_h: bool = False) -> float:
+    """(f(x+h) - f(x-h)) / 2h: second-order truncation error. `over_h`: a measurement-level control only, the
+    factor 2 of the interval's width dropped (divides by h), a bug the claims must catch."""
+    return (f(x + h) - f(x - h)) / (h if over_h else 2 * h)
 
 
-def complex_step(f: Callable[[complex], complex], x: float, h: float) -> float:
-    """Im f(x + ih) / h: no subtraction, so no cancellation (needs an analytic f)."""
-    return f(complex(x, h)).imag / h
+def complex_step(f: Callable[[complex], complex], x: float, h: float, unscaled: bool = False) -> float:
+    """Im f(x + ih) / h: no subtraction, so no cancellation (needs an analytic f). `unscaled`: a
+    measurement-level control only, the division by h dropped."""
+    return f(complex(x, h)).imag / (1.0 if unscaled else h)
 
 
 def loglog_slope(h: np.ndarray, err: np.ndarray) -> float:

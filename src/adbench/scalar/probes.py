@@ -36,13 +36,18 @@ def torch_gradients(a: float, b: float, dtype):
     return loss.item(), ta.grad.item(), tb.grad.item()
 
 
-def measure_s1(a: float, b: float, reference_h: float) -> dict:
-    """S1: tape vs torch float64/float32 vs a central difference."""
-    L, ga, gb = tape_gradients(a, b)
+# measurement-level controls (claims/bugs.py): the tape's documented `=` switch; the float32 path's dtype dropped
+S1_BUGS = ("tape: = for +=", "torch float32 run in float64")
+
+
+def measure_s1(a: float, b: float, reference_h: float, bug: str | None = None) -> dict:
+    """S1: tape vs torch float64/float32 vs a central difference. `bug`: a measurement-level control (S1_BUGS);
+    None in every real run."""
+    L, ga, gb = tape_gradients(a, b, overwrite=bug == S1_BUGS[0])
     import torch
 
     _, t64a, t64b = torch_gradients(a, b, torch.float64)
-    _, t32a, t32b = torch_gradients(a, b, torch.float32)
+    _, t32a, t32b = torch_gradients(a, b, torch.float64 if bug == S1_BUGS[1] else torch.float32)
     cd = central_difference(lambda x: opening_loss(x, b), a, reference_h)
     # method names are fixed; the step the central difference used is a column (NaN for the exact paths)
     rows = [("tape", math.nan, L, ga, gb), ("torch float64", math.nan, L, t64a, t64b),
@@ -84,16 +89,20 @@ def torch_route(a: float, b: float, keep: str) -> float:
     return ta.grad.item()
 
 
-def measure_s3(a: float, b: float) -> dict:
+S3_BUGS = ("product rule swapped",)  # a measurement-level control: dm/da = a and dm/db = b (claims/bugs.py)
+
+
+def measure_s3(a: float, b: float, bug: str | None = None) -> dict:
     """S3: the chain rule by hand, route by route; beside each route, torch's gradient through that route alone
-    (an independent path: autograd with the other route cut)."""
+    (an independent path: autograd with the other route cut). `bug`: a measurement-level control (S3_BUGS)."""
     m = a * b
     z = m + a
     L = math.tanh(z)
     dL_dz = 1 - L * L
-    route_m = dL_dz * 1 * b      # a -> m -> z -> L: dm/da = b
+    dm_da, dm_db = (a, b) if bug == S3_BUGS[0] else (b, a)   # m = a*b: each factor's rate is the other factor
+    route_m = dL_dz * 1 * dm_da  # a -> m -> z -> L
     route_direct = dL_dz * 1     # a -> z -> L
-    items = [("m", m), ("z", z), ("dL_dz", dL_dz), ("dL_db", dL_dz * 1 * a),
+    items = [("m", m), ("z", z), ("dL_dz", dL_dz), ("dL_db", dL_dz * 1 * dm_db),
              ("route_through_m", route_m), ("route_direct", route_direct),
              ("route_sum", route_m + route_direct)]
     t_m, t_direct = torch_route(a, b, "m"), torch_route(a, b, "direct")
@@ -223,9 +232,13 @@ def backward_trace(expression: dict, overwrite: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def measure_s10(expression: dict, mlp: dict, reuse_x: float) -> dict:
+S10_BUGS = ("MLP tape: = for +=",)  # a measurement-level control: the tape's documented `=` switch, on the MLP
+
+
+def measure_s10(expression: dict, mlp: dict, reuse_x: float, bug: str | None = None) -> dict:
     """S10: relu(a*b + c)*a node count and a.grad with += / = / torch; the 41-parameter MLP;
-    doc 000's reused value (x -> square -> two branches -> add) under a dependency-counting engine."""
+    doc 000's reused value (x -> square -> two branches -> add) under a dependency-counting engine.
+    `bug`: a measurement-level control (S10_BUGS); None in every real run."""
     import torch
 
     a, b, c = expression["a"], expression["b"], expression["c"]
@@ -241,7 +254,7 @@ def measure_s10(expression: dict, mlp: dict, reuse_x: float) -> dict:
     ta = torch.tensor(a, dtype=torch.float64, requires_grad=True)
     (torch.relu(ta * b + c) * ta).backward()
 
-    with Tape() as tape:
+    with Tape(overwrite=bug == S10_BUGS[0]) as tape:
         layers = build_mlp(mlp["sizes"], mlp["seed"])
         params = [p for layer in layers for n in layer for p in n.parameters()]
         loss = sum((mlp_forward(layers, x) - y) ** 2 for x, y in zip(mlp["inputs"], mlp["targets"]))
