@@ -14,7 +14,7 @@ import math
 from ..claims import Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, sources
 from .variants import VARIANTS
 
-BUGS = ("no_zero_grad", "unshifted_targets", "loss_scaled", "detached_positions")  # the documents' four
+FOUR_BUGS = ("no_zero_grad", "unshifted_targets", "loss_scaled", "detached_positions")  # the documents' four
 _RUN = {v: f"{v} run" for v in VARIANTS}
 sources("C1/summary", {**_RUN, **{f"{v}:{c}": "input" for v in VARIANTS for c in ("loss_scale", "grad_clip", "parameters")},
                        **{f"{v}:train_seconds_volatile": "stopwatch" for v in VARIANTS}}, by="variant")
@@ -98,7 +98,7 @@ def correct_beats_baselines(t):
 
 # ---- the training curves ------------------------------------------------------------------------------
 def _five(t):
-    return _runs(t).loc[["correct", *BUGS], "final_train_loss"]  # the five runs, not the clipped control
+    return _runs(t).loc[["correct", *FOUR_BUGS], "final_train_loss"]  # the five runs, not the clipped control
 
 
 @relation("C1/summary", "C1/baselines", edge=Flip(
@@ -155,15 +155,15 @@ def no_zero_grad_falls_then_climbs(t):
     Move("C1/summary", lambda t: {"variant": _a_bug(t, visible=False)}, "loss_only_dashboard",
          "visible: training loss ends above a uniform guess")))
 def loss_only_catches_half(t):
-    visible = [b for b in BUGS if str(_runs(t).loc[b, "loss_only_dashboard"]).startswith("visible")]
-    return judged(f"visible on the loss curve: {', '.join(visible) or 'none'} ({len(visible)} of {len(BUGS)})",
-                  flag(2 * len(visible) == len(BUGS), "exactly half the bugs show on the loss"))
+    visible = [b for b in FOUR_BUGS if str(_runs(t).loc[b, "loss_only_dashboard"]).startswith("visible")]
+    return judged(f"visible on the loss curve: {', '.join(visible) or 'none'} ({len(visible)} of {len(FOUR_BUGS)})",
+                  flag(2 * len(visible) == len(FOUR_BUGS), "exactly half the bugs show on the loss"))
 
 
 def _a_bug(t, visible: bool) -> str:
     """The first bug run whose loss-only reading is (not) visible: where the edge moves a label."""
     s = _runs(t).loss_only_dashboard
-    return next(b for b in BUGS if str(s[b]).startswith("visible") == visible)
+    return next(b for b in FOUR_BUGS if str(s[b]).startswith("visible") == visible)
 
 
 from . import claims_grads  # noqa: E402,F401  (gradient and loss-scale relations)
