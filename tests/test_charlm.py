@@ -571,6 +571,10 @@ def test_auto_keeps_the_machines_first_decision_and_records_both_timings(tmp_pat
     assert later["chosen"] == "onednn" and later["this_job_would_choose"] == "default"
     assert later["ms_per_step"] == {"default": 40.0, "onednn": 45.0} and later["kept_ms_per_step"]["onednn"] == 37.0
     assert "first timing" in later["decided_by"] and "delete" in caplog.text
+    assert later["kept_slower_by"] == pytest.approx(45 / 40 - 1, rel=1e-12)
+    caplog.clear()  # control: a tie in a later job keeps the decision without a warning
+    assert decide("auto", True, _measured(50.0, 50.0), _key(), tmp_path)["chosen"] == "onednn"
+    assert "delete" not in caplog.text
     # the AVX2 imitation is another machine: its own decision, in its own file
     avx2 = decide("auto", True, _measured(96.5, 103.7), _key(ONEDNN_MAX_CPU_ISA="AVX2"), tmp_path)
     assert avx2["chosen"] == "default" and avx2["cache_file"] != first["cache_file"]

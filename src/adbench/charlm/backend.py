@@ -36,14 +36,22 @@ LABELS = {"default": "torch default (MKL)", "onednn": "oneDNN"}
 # stayed within ~3 %, and the two CPU kinds measured differ by +27 % and -7 %, far from the boundary.
 MARGIN = 0.05
 BLOCKS, STEPS, WARMUP = 3, 2, 1  # per backend: 3 x 2 timed steps + 1 warm-up, ~0.8 s at config.yaml's size
-# Environment variables that cap the vector ISA the GEMM libraries use (an AVX2 imitation changes the answer).
-ISA_ENV = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE")
+# Environment variables that cap the vector ISA of oneDNN, MKL and torch's own kernels: an AVX2 imitation on an
+# AVX-512 machine is another machine for this choice.
+ISA_ENV = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE",
+           "ATEN_CPU_CAPABILITY")
 VECTOR_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
 
 
 def choose(ms_per_step: Mapping[str, float], margin: float = MARGIN) -> str:
     """'onednn' only when its step is more than `margin` faster than the default's; otherwise 'default'."""
     return "onednn" if ms_per_step["onednn"] < (1 - margin) * ms_per_step["default"] else "default"
+
+
+def kept_slower_by(ms_per_step: Mapping[str, float], kept: str) -> float:
+    """How much slower the kept backend's step is than the other's in these timings (negative: faster)."""
+    other = BACKENDS[1 - BACKENDS.index(kept)]
+    return ms_per_step[kept] / ms_per_step[other] - 1
 
 
 def interleaved(run: Callable[[str, int], None], blocks: int = BLOCKS, steps: int = STEPS,
@@ -136,9 +144,11 @@ def decide(setting: str, available: bool, measure: Callable[[], dict[str, list[f
         by = "this job's timing" if ours else f"the machine's first timing ({kept['measured_utc']}), kept in {path}"
     except OSError as err:  # a read-only home: decide from this job alone and say so
         kept, by = mine, f"this job's timing (not kept: {err})"
-    if kept["chosen"] != now:
-        log.warning("GEMM backend: this job's timing favours %s (%s), the kept decision is %s; for a new "
-                    "decision delete %s, or set charlm.gemm_backend", now, best, kept["chosen"], path)
+    slower = kept_slower_by(best, kept["chosen"])
+    if slower > margin:  # a tie is no reason to warn: the margin absorbs timing noise both ways
+        log.warning("GEMM backend: the kept decision %s is %.0f %% slower in this job's timing (%s); for a new "
+                    "decision delete %s, or set charlm.gemm_backend", kept["chosen"], 100 * slower, best, path)
     return {"setting": "auto", "chosen": kept["chosen"], "decided_by": by, "ms_per_step": best,
-            "blocks_ms_per_step": blocks, "this_job_would_choose": now, "kept_ms_per_step": kept["ms_per_step"],
-            "margin": margin, "order": "ABAB, best block of each", "cache_file": str(path)}
+            "blocks_ms_per_step": blocks, "this_job_would_choose": now, "kept_slower_by": slower,
+            "kept_ms_per_step": kept["ms_per_step"], "margin": margin, "order": "ABAB, best block of each",
+            "cache_file": str(path)}
