@@ -548,6 +548,18 @@ def test_interleaved_timing_alternates_the_backends_and_reads_the_clock_per_step
     assert ms == {"default": [pytest.approx(96.5, rel=1e-12)] * 3, "onednn": [pytest.approx(103.7, rel=1e-12)] * 3}
 
 
+@pytest.mark.parametrize("default, onednn, chosen", [(96.5, 103.7, "default"), (50.0, 50.0, "default"),
+                                                     (50.0, 48.0, "default"), (51.0, 37.0, "onednn")])
+def test_auto_times_with_the_clock_and_keeps_the_default_unless_onednn_is_clearly_faster(tmp_path, default, onednn,
+                                                                                          chosen):
+    """decide + interleaved on a stand-in clock: slower, tied and 4 %-faster oneDNN keep the default; the
+    AVX-512 figures (last row, the negative control) pick oneDNN."""
+    from adbench.charlm.backend import decide, interleaved
+    clock = StandInClock({"default": default, "onednn": onednn})
+    got = decide("auto", True, lambda: interleaved(clock.run, clock=clock), _key(), tmp_path)
+    assert got["chosen"] == chosen and got["ms_per_step"] == pytest.approx({"default": default, "onednn": onednn})
+
+
 def _key(**env):
     from adbench.charlm.backend import machine_key
     cpu = {"cpu_model": "AMD EPYC", "vector_flags": ["avx2", "avx512f"]}
