@@ -683,3 +683,20 @@ def test_the_training_jobs_meta_json_records_the_comparison(tmp_path, monkeypatc
     from adbench.charlm.backend import choose
     assert choice["chosen"] == choose(choice["ms_per_step"]) and choice["clock"] == "thread_time"
     assert Path(choice["cache_file"]).parent == tmp_path / "xdg-cache/adbench/gemm-backend"
+
+
+def test_a_damaged_or_unwritable_decision_file_is_named(tmp_path, caplog):
+    from adbench.charlm.backend import cache_file, decide
+    key = _key()
+    bad = cache_file(key, tmp_path)
+    bad.write_text('{"chosen": "mkl"}')
+    with pytest.raises(ValueError, match=f"{bad.name} names backend 'mkl'.*delete it"):
+        decide("auto", True, _measured(50.0, 40.0), key, tmp_path)
+    bad.write_text("{half")
+    with pytest.raises(ValueError, match="is not a GEMM-backend decision.*delete it"):
+        decide("auto", True, _measured(50.0, 40.0), key, tmp_path)
+    ro = tmp_path / "file-not-dir"
+    ro.write_text("")  # a cache folder that cannot be created: this job decides alone, and says so
+    got = decide("auto", True, _measured(50.0, 40.0), key, ro)
+    assert got["chosen"] == "onednn" and got["cache_file"] is None and "not kept" in got["decided_by"]
+    assert "XDG_CACHE_HOME" in caplog.text
