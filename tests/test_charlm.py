@@ -644,7 +644,8 @@ def test_auto_run_is_byte_identical_to_the_forced_run_of_its_choice(tmp_path, ch
     _keep(tmp_path, chosen, cfg)
     auto = measure_train("no_zero_grad", TEXT, TEXT[:800], **cfg)
     forced = measure_train("no_zero_grad", TEXT, TEXT[:800], **cfg, gemm_backend=chosen)
-    assert auto["_meta"]["gemm_choice"]["chosen"] == chosen and "first timing" in auto["_meta"]["gemm_choice"]["decided_by"]
+    got = auto["_meta"]["gemm_choice"]
+    assert got["chosen"] == chosen and "first timing" in got["decided_by"]
     for table in ("curve", "grad_norms", "run"):
         assert auto[table].drop(columns="train_seconds_volatile", errors="ignore").to_csv() == \
             forced[table].drop(columns="train_seconds_volatile", errors="ignore").to_csv()
