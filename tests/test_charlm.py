@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import io
+import json
 import math
 import subprocess
 import sys
@@ -22,6 +23,14 @@ from adbench.charlm.train import measure_train
 from adbench.charlm.model import CharGPT, GPTConfig, linear, onednn_available
 
 torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    """charlm.gemm_backend 'auto' keeps its decision under $XDG_CACHE_HOME: never the user's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "the quick brown fox jumps over the lazy dog. " * 12 + "pack my box with five dozen liquor jugs! " * 12
 VOCAB = "".join(sorted(set(TEXT)))
@@ -422,7 +431,7 @@ def run_gap(out: dict, ref: dict, cfg: dict) -> dict[str, float]:
 def test_default_gemm_run_is_bit_identical_to_the_plain_loop(variant):
     """foreach AdamW, the gathered batch, norms at logged steps and one host sync change no bit."""
     cfg = {**TINY, "steps": 12, "log_every": 5, "grad_clip": 0.0}
-    out = measure_train(variant, TEXT, TEXT[:800], **cfg, onednn=False)
+    out = measure_train(variant, TEXT, TEXT[:800], **cfg, gemm_backend="default")
     ref = reference_run(variant, cfg)
     assert run_gap(out, ref, cfg) == {"loss": 0.0, "norm": 0.0, "logits": 0.0}
     state = torch.load(io.BytesIO(out["weights"]), weights_only=True)["state_dict"]
@@ -443,8 +452,8 @@ ONEDNN_RTOL = 1e-5
 def test_onednn_run_matches_the_plain_loop_within_float32_rounding(variant):
     cfg = {**TINY, "steps": 12, "log_every": 3, "batch_size": 16, "block_size": 16, "n_embd": 32, "lr": 2e-3,
            "weight_decay": 0.5}
-    out = measure_train(variant, TEXT, TEXT[:800], **cfg)
-    assert out["_meta"]["gemm"] == "oneDNN"
+    out = measure_train(variant, TEXT, TEXT[:800], **cfg, gemm_backend="onednn")
+    assert out["_meta"]["gemm"] == "oneDNN" and set(out["run"].gemm_backend) == {"onednn"}
     gap = run_gap(out, reference_run(variant, cfg), cfg)
     assert max(gap.values()) < ONEDNN_RTOL, gap
     # negative control: decaying biases and norms as well fails the same check
@@ -503,3 +512,192 @@ def test_profile_counts_the_step_and_reads_the_cpu():
     assert profile.cpu_peak(ghz=3.0, cpuinfo="flags\t: fpu avx2 fma\n")[0] == 8 * 2 * 2 * 3.0
     assert profile.kind("mkldnn::_linear_pointwise") == profile.kind("aten::addmm") == "matrix products"
     assert profile.kind("aten::gelu_backward").startswith("other aten")
+
+
+# --- the GEMM backend chosen on the machine (adbench.charlm.backend) ---
+
+def test_choice_rule_keeps_the_default_on_a_tie_and_when_onednn_is_slower():
+    from adbench.charlm.backend import MARGIN, choose
+    assert choose({"default": 50.0, "onednn": 50.0}) == "default"  # tie
+    assert choose({"default": 96.5, "onednn": 103.7}) == "default"  # the AVX2 EPYC's figures
+    assert choose({"default": 50.0, "onednn": 50.0 * (1 - MARGIN) + 1e-9}) == "default"  # inside the margin
+    # negative control: the rule can pick oneDNN at all (the AVX-512 figures, and just past the margin)
+    assert choose({"default": 51.0, "onednn": 37.0}) == "onednn"
+    assert choose({"default": 50.0, "onednn": 50.0 * (1 - MARGIN) - 1e-9}) == "onednn"
+
+
+class StandInClock:
+    """A clock that only `run` moves: each step of a backend costs its given ms (no wall clock involved)."""
+
+    def __init__(self, ms: dict[str, float]):
+        self.now, self.ms, self.calls = 0.0, ms, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def run(self, backend: str, n: int) -> None:
+        self.calls.append((backend, n))
+        self.now += self.ms[backend] * n / 1e3
+
+
+def test_interleaved_timing_alternates_the_backends_and_reads_the_clock_per_step():
+    from adbench.charlm.backend import interleaved
+    clock = StandInClock({"default": 96.5, "onednn": 103.7})
+    ms = interleaved(clock.run, blocks=3, steps=2, warmup=1, clock=clock)
+    assert clock.calls == [("default", 1), ("onednn", 1)] + [("default", 2), ("onednn", 2)] * 3  # warm-up, ABAB
+    assert ms == {"default": [pytest.approx(96.5, rel=1e-12)] * 3, "onednn": [pytest.approx(103.7, rel=1e-12)] * 3}
+
+
+@pytest.mark.parametrize("default, onednn, chosen", [(96.5, 103.7, "default"), (50.0, 50.0, "default"),
+                                                     (50.0, 48.0, "default"), (51.0, 37.0, "onednn")])
+def test_auto_times_with_the_clock_and_keeps_the_default_unless_onednn_is_clearly_faster(tmp_path, default, onednn,
+                                                                                          chosen):
+    """decide + interleaved on a stand-in clock: slower, tied and 4 %-faster oneDNN keep the default; the
+    AVX-512 figures (last row, the negative control) pick oneDNN."""
+    from adbench.charlm.backend import decide, interleaved
+    clock = StandInClock({"default": default, "onednn": onednn})
+    got = decide("auto", True, lambda: interleaved(clock.run, clock=clock), _key(), tmp_path)
+    assert got["chosen"] == chosen and got["ms_per_step"] == pytest.approx({"default": default, "onednn": onednn})
+
+
+def _key(**env):
+    from adbench.charlm.backend import machine_key
+    cpu = {"cpu_model": "AMD EPYC", "vector_flags": ["avx2", "avx512f"]}
+    return machine_key({"n_embd": 64}, "2.13.0+cpu", 1, cpu=cpu, env=env)
+
+
+def _measured(default: float, onednn: float):
+    """A stand-in for the timed comparison: fixed ms per step for three blocks."""
+    return lambda: {"default": [default + 1, default, default + 2], "onednn": [onednn, onednn + 1, onednn + 3]}
+
+
+def test_auto_keeps_the_machines_first_decision_and_records_both_timings(tmp_path, caplog):
+    from adbench.charlm.backend import decide
+    first = decide("auto", True, _measured(51.0, 37.0), _key(), tmp_path)
+    assert first["chosen"] == first["this_job_would_choose"] == "onednn"
+    assert first["ms_per_step"] == {"default": 51.0, "onednn": 37.0} and first["decided_by"] == "this job's timing"
+    kept = json.loads(Path(first["cache_file"]).read_text())
+    assert kept["chosen"] == "onednn" and kept["key"]["isa_env"] == {}
+    # a later job timed the other way (a loaded machine): the kept choice stands, its own timing is recorded
+    later = decide("auto", True, _measured(40.0, 45.0), _key(), tmp_path)
+    assert later["chosen"] == "onednn" and later["this_job_would_choose"] == "default"
+    assert later["ms_per_step"] == {"default": 40.0, "onednn": 45.0} and later["kept_ms_per_step"]["onednn"] == 37.0
+    assert "first timing" in later["decided_by"] and "delete" in caplog.text
+    assert later["kept_slower_by"] == pytest.approx(45 / 40 - 1, rel=1e-12)
+    caplog.clear()  # control: a tie in a later job keeps the decision without a warning
+    assert decide("auto", True, _measured(50.0, 50.0), _key(), tmp_path)["chosen"] == "onednn"
+    assert "delete" not in caplog.text
+    # the AVX2 imitation is another machine: its own decision, in its own file
+    avx2 = decide("auto", True, _measured(96.5, 103.7), _key(ONEDNN_MAX_CPU_ISA="AVX2"), tmp_path)
+    assert avx2["chosen"] == "default" and avx2["cache_file"] != first["cache_file"]
+    assert len(list(tmp_path.glob("*.json"))) == 2
+
+
+def test_forced_or_missing_onednn_takes_no_timing_and_bad_settings_name_the_key(tmp_path):
+    from adbench.charlm.backend import decide
+
+    def never():
+        raise AssertionError("timed although the backend was forced")
+    for setting in ("default", "onednn"):
+        assert decide(setting, True, never, _key(), tmp_path)["chosen"] == setting
+    assert decide("auto", False, never, _key(), tmp_path)["chosen"] == "default"
+    assert not list(tmp_path.iterdir())  # nothing kept: no timing took place
+    with pytest.raises(ValueError, match="charlm.gemm_backend is 'mkl'; use one of auto, default, onednn"):
+        decide("mkl", True, never, _key(), tmp_path)
+    with pytest.raises(ValueError, match="set charlm.gemm_backend to auto or default"):
+        decide("onednn", False, never, _key(), tmp_path)
+
+
+def test_the_first_writer_of_a_decision_wins(tmp_path):
+    from adbench.charlm.backend import keep_first
+    path = tmp_path / "d" / "k.json"
+    assert keep_first({"chosen": "onednn"}, path) == ({"chosen": "onednn"}, True)
+    assert keep_first({"chosen": "default"}, path) == ({"chosen": "onednn"}, False)
+    assert [p.name for p in path.parent.iterdir()] == ["k.json"]  # no temp file left behind
+
+
+def test_cpu_identity_reads_the_vector_extensions():
+    from adbench.charlm.backend import cpu_identity
+    info = "model name\t: AMD EPYC 9R14\nflags\t\t: fpu sse avx fma avx2 avx512f avx512bw amx_tile\n"
+    assert cpu_identity(info) == {"cpu_model": "AMD EPYC 9R14",
+                                  "vector_flags": ["avx", "avx2", "fma", "avx512f", "avx512bw", "amx_tile"]}
+    assert cpu_identity("model name\t: X\nflags\t: fpu sse avx2\n")["vector_flags"] == ["avx2"]
+
+
+def _keep(tmp_path, chosen: str, cfg: dict) -> None:
+    """Write the kept decision a job with `cfg` on this machine will find (as a first job would have)."""
+    from adbench.charlm import backend
+    shape = {"vocab_size": len(VOCAB), **{k: cfg[k] for k in ("block_size", "n_layer", "n_head", "n_embd",
+                                                              "batch_size")}}
+    key = backend.machine_key(shape, torch.__version__, torch.get_num_threads())
+    backend.keep_first({"chosen": chosen, "ms_per_step": {}, "measured_utc": "x", "key": key},
+                       backend.cache_file(key, backend.cache_dir()))
+
+
+@pytest.mark.parametrize("chosen", ["default", "onednn"])
+def test_auto_run_is_byte_identical_to_the_forced_run_of_its_choice(tmp_path, chosen):
+    """The timing before training changes no bit: 'auto' gives exactly the forced backend's outputs, and with
+    the default chosen exactly the plain loop's; forcing the other backend is the negative control."""
+    if chosen == "onednn" and not onednn_available():
+        pytest.skip("this torch has no oneDNN linear kernel")
+    cfg = {**TINY, "steps": 6, "log_every": 3, "batch_size": 16, "block_size": 16, "n_embd": 32, "lr": 2e-3}
+    _keep(tmp_path, chosen, cfg)
+    auto = measure_train("no_zero_grad", TEXT, TEXT[:800], **cfg)
+    forced = measure_train("no_zero_grad", TEXT, TEXT[:800], **cfg, gemm_backend=chosen)
+    got = auto["_meta"]["gemm_choice"]
+    assert got["chosen"] == chosen and "first timing" in got["decided_by"]
+    for table in ("curve", "grad_norms", "run"):
+        assert auto[table].drop(columns="train_seconds_volatile", errors="ignore").to_csv() == \
+            forced[table].drop(columns="train_seconds_volatile", errors="ignore").to_csv()
+    assert auto["weights"] == forced["weights"]
+    if chosen == "default":
+        assert run_gap(auto, reference_run("no_zero_grad", cfg), cfg) == {"loss": 0.0, "norm": 0.0, "logits": 0.0}
+    if onednn_available():
+        other = measure_train("no_zero_grad", TEXT, TEXT[:800], **cfg,
+                              gemm_backend={"default": "onednn", "onednn": "default"}[chosen])
+        assert auto["weights"] != other["weights"]  # the backends round differently: the check can fail
+
+
+def test_the_training_jobs_meta_json_records_the_comparison(tmp_path, monkeypatch):
+    """A smoke-sized charlm_train job through adbench.jobs: meta.json holds both timings and the choice,
+    run.csv the backend that made the outputs."""
+    from adbench.jobs import run_job
+
+    class Outputs(dict):
+        __getattr__ = dict.__getitem__
+    monkeypatch.chdir(tmp_path)
+    outputs = Outputs(curve="t/curve.csv", grad_norms="t/grad_norms.csv", weights="t/w.pt", run="t/run.csv",
+                      meta="t/meta.json")
+    args = {**TINY, "steps": 3, "gemm_backend": "auto"}
+    smk = type("Smk", (), dict(params={"args": args, "prov": {"seed": 0}}, output=outputs, log=[],
+                               rule="charlm_train", wildcards={"variant": "correct"}, threads=1))()
+    run_job(smk, measure_train, variant="correct", corpus_text=TEXT, train_text=TEXT[:800])
+    meta = json.loads((tmp_path / "t/meta.json").read_text())
+    choice = meta["gemm_choice"]
+    run = pd.read_csv(tmp_path / "t/run.csv")
+    assert choice["setting"] == "auto" and run.gemm_backend[0] == choice["chosen"] == meta["gemm_backend"]
+    if not onednn_available():
+        return
+    assert set(choice["ms_per_step"]) == {"default", "onednn"} and all(v > 0 for v in choice["ms_per_step"].values())
+    assert [len(v) for v in choice["blocks_ms_per_step"].values()] == [3, 3]
+    assert choice["ms_per_step"] == {b: min(v) for b, v in choice["blocks_ms_per_step"].items()}
+    from adbench.charlm.backend import choose
+    assert choice["chosen"] == choose(choice["ms_per_step"]) and choice["clock"] == "thread_time"
+    assert Path(choice["cache_file"]).parent == tmp_path / "xdg-cache/adbench/gemm-backend"
+
+
+def test_a_damaged_or_unwritable_decision_file_is_named(tmp_path, caplog):
+    from adbench.charlm.backend import cache_file, decide
+    key = _key()
+    bad = cache_file(key, tmp_path)
+    bad.write_text('{"chosen": "mkl"}')
+    with pytest.raises(ValueError, match=f"{bad.name} names backend 'mkl'.*delete it"):
+        decide("auto", True, _measured(50.0, 40.0), key, tmp_path)
+    bad.write_text("{half")
+    with pytest.raises(ValueError, match="is not a GEMM-backend decision.*delete it"):
+        decide("auto", True, _measured(50.0, 40.0), key, tmp_path)
+    ro = tmp_path / "file-not-dir"
+    ro.write_text("")  # a cache folder that cannot be created: this job decides alone, and says so
+    got = decide("auto", True, _measured(50.0, 40.0), key, ro)
+    assert got["chosen"] == "onednn" and got["cache_file"] is None and "not kept" in got["decided_by"]
+    assert "XDG_CACHE_HOME" in caplog.text

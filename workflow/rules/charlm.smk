@@ -30,13 +30,13 @@ rule charlm_train:
     conda:
         ENV
     resources:
-        # ~50 s CPU per variant (GEMMs on oneDNN, adbench.charlm.model); 17 = 3x the slowest wall (339 s) of a
+        # ~50 s CPU per variant (GEMMs on the faster backend, adbench.charlm.backend); 17 = 3x the slowest wall (339 s) of a
         # full default run on 2 cores shared with other work
         **sized(runtime=17),
     params:
         **job(
             "adbench.charlm.train:measure_train",
-            args=config["charlm"]["train"],
+            args=dict(**config["charlm"]["train"], gemm_backend=config["charlm"]["gemm_backend"]),
             seed=config["charlm"]["train"]["seed"],
         ),
     script:

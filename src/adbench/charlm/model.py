@@ -1,9 +1,9 @@
 """A small nanoGPT-style character model: token + position tables, pre-norm blocks, tied head.
 
 Training can route the linear layers through oneDNN (`CharGPT.use_onednn`): the same float32 products as
-torch's default CPU GEMM (MKL), summed in another order. On this project's AMD CPUs MKL runs AVX2 code at
-about 90 GFLOP/s while oneDNN's AVX-512 kernels reach about 200 (`python -m adbench.charlm.profile`).
-Evaluation and the float64 checks keep the default path.
+torch's default CPU GEMM (MKL), summed in another order. Whether that is faster depends on the CPU (faster on
+an idle AVX-512 AMD core, slower on an AVX2-only one), so the training job measures it on the machine
+(adbench.charlm.backend, charlm.gemm_backend). Evaluation and the float64 checks keep the default path.
 """
 
 from __future__ import annotations

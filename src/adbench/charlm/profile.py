@@ -1,6 +1,7 @@
 """Where one C1 training step's time goes, and how close it comes to one core's float32 peak.
 
     python -m adbench.charlm.profile [--variant correct] [--steps 20] [--mkl] [--ghz 3.6]
+    python -m adbench.charlm.profile --compare [--steps 20] [--repeats 5]
 
 Runs `train.step` (the job's own step) on one thread at config.yaml's size and prints:
   1. torch.profiler self time by kind of work (matrix products, attention, other aten ops, optimizer
@@ -11,11 +12,15 @@ Runs `train.step` (the job's own step) on one thread at config.yaml's size and p
   3. FLOP per step (GEMMs and attention, counted from the shapes), the achieved GFLOP/s, and one core's
      peak: fp32 SIMD lanes (from the CPU flags) x 2 FMA pipes x 2 FLOP x GHz, beside measured 1024^3 GEMMs.
 `--mkl` profiles torch's default GEMMs (MKL) instead of oneDNN: the step as it was before the speed-up.
+`--compare` times the two GEMM backends instead, as C1's training job does before it trains
+(adbench.charlm.backend), only longer: --repeats interleaved blocks (ABAB) of --steps steps each, and
+the backend the job's rule picks from them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -25,8 +30,9 @@ import yaml
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from ..corpus import default_text, split
+from . import backend
 from .model import _mm, onednn_available
-from .train import CharGPT, GPTConfig, encode, get_batch, make_optimizer, step, switches
+from .train import CharGPT, GPTConfig, encode, get_batch, make_optimizer, step, switches, timing_run
 
 PHASES = ("batch", "forward", "backward", "optimizer")
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "mkldnn::_linear_pointwise")
@@ -151,12 +157,24 @@ def print_table(table: dict, step_ms: float, steps: int) -> None:
     print(f"{'total':40s}" + "".join(f"{v:10.2f}" for v in cols) + f"{total:9.2f}{1:8.1%}{step_ms:9.2f}")
 
 
+def compare(cfg: dict, vocab_size: int, blocks: int, steps: int) -> None:
+    """Print each backend's thread CPU ms per step, block by block (ABAB), and the auto rule's choice."""
+    gcfg = GPTConfig(vocab_size, cfg["block_size"], cfg["n_layer"], cfg["n_head"], cfg["n_embd"])
+    ms = backend.interleaved(timing_run(gcfg, cfg["batch_size"]), blocks=blocks, steps=steps, warmup=steps)
+    best = {b: min(v) for b, v in ms.items()}
+    for b, v in ms.items():
+        print(f"{backend.LABELS[b]:22s}" + " ".join(f"{x:7.2f}" for x in v) + f"   best {best[b]:.2f} ms/step")
+    print(f"oneDNN / default: {best['onednn'] / best['default']:.3f}; the auto rule (margin {backend.MARGIN:.0%}) "
+          f"picks {backend.choose(best)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", default="correct")
     ap.add_argument("--steps", type=int, default=20, help="profiled steps (after as many warm-up steps)")
     ap.add_argument("--repeats", type=int, default=3, help="blocks of --steps timed without the profiler")
     ap.add_argument("--mkl", action="store_true", help="torch's default GEMMs (MKL), as before the speed-up")
+    ap.add_argument("--compare", action="store_true", help="time both GEMM backends, interleaved (ABAB)")
     ap.add_argument("--ghz", type=float, default=None, help="core clock for the peak (default /proc/cpuinfo)")
     ap.add_argument("--corpus", default="results/corpus/corpus.txt", help="text (CPython's topics if absent)")
     ap.add_argument("--config", default="config.yaml")
@@ -164,6 +182,11 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     cfg = yaml.safe_load(Path(a.config).read_text(encoding="utf-8"))["charlm"]["train"]
     text = Path(a.corpus).read_text(encoding="utf-8") if Path(a.corpus).exists() else default_text()
+    if a.compare:
+        print(f"C1 step, thread CPU ms per step, {a.repeats} blocks of {a.steps} steps, 1 thread, "
+              f"torch {torch.__version__}, {backend.cpu_identity()}, "
+              f"ISA limits {dict((k, v) for k, v in os.environ.items() if k in backend.ISA_ENV) or 'none'}")
+        return compare(cfg, len(set(text)), a.repeats, a.steps)
     model, opt, batch, sw, clip = setup(a.variant, text, cfg, onednn=not a.mkl)
     args = (model, opt, batch, sw, cfg, clip)
     run_steps(a.steps, *args)  # warm-up: allocator, oneDNN's primitive cache, the optimizer's state

@@ -6,12 +6,14 @@ import io
 import logging
 import math
 import time
+from typing import Callable
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .model import CharGPT, GPTConfig, param_groups
+from . import backend
+from .model import CharGPT, GPTConfig, onednn_available, param_groups
 from .variants import VARIANTS, switches  # noqa: F401 - VARIANTS re-exported for callers
 
 log = logging.getLogger(__name__)
@@ -75,17 +77,49 @@ def make_optimizer(model: CharGPT, lr: float, weight_decay: float, betas) -> tor
                               {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=tuple(betas), foreach=True)
 
 
+def timing_run(cfg: GPTConfig, batch_size: int) -> Callable[[str, int], None]:
+    """`run(backend, n)`: n steps of the correct loop on a throwaway model and random tokens, for
+    backend.interleaved (the job's own model, batches and random state stay untouched)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = CharGPT(GPTConfig(cfg.vocab_size, cfg.block_size, cfg.n_layer, cfg.n_head, cfg.n_embd))
+        x = torch.randint(cfg.vocab_size, (batch_size, cfg.block_size))
+    opt, sw = make_optimizer(model, 1e-4, 0.1, (0.9, 0.99)), switches("correct")
+
+    def run(name: str, n: int) -> None:
+        model.use_onednn(name == "onednn")
+        for _ in range(n):
+            step(model, opt, x, x, sw, 1.0, 0.0, log_norms=False)
+    return run
+
+
+def gemm_choice(setting: str, cfg: GPTConfig, batch_size: int) -> dict:
+    """charlm.gemm_backend resolved for this job: backend.decide with the C1 step as the timed work."""
+    threads = torch.get_num_threads()
+    # thread CPU time ignores other processes' share of the core; with several threads only wall time counts all
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    shape = {"vocab_size": cfg.vocab_size, "block_size": cfg.block_size, "n_layer": cfg.n_layer,
+             "n_head": cfg.n_head, "n_embd": cfg.n_embd, "batch_size": batch_size}
+    key = backend.machine_key(shape, torch.__version__, threads)
+    record = backend.decide(setting, onednn_available(),
+                            lambda: backend.interleaved(timing_run(cfg, batch_size), clock=clock), key)
+    return record | ({"clock": clock.__name__} if "ms_per_step" in record else {})
+
+
 def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
                   block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
                   weight_decay: float, betas, grad_clip: float, control_clip: float, log_every: int,
-                  loss_scale: float, seed: int, onednn: bool = True) -> dict:
+                  loss_scale: float, seed: int, gemm_backend: str = "auto") -> dict:
     """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes).
-    `onednn`: the linear layers' GEMMs on oneDNN (model.py; same products, another summation order)."""
+    `gemm_backend` (charlm.gemm_backend): the linear layers' GEMMs on torch's default, on oneDNN (model.py;
+    same products, another summation order), or 'auto', the one measured faster here (adbench.charlm.backend)."""
     sw = switches(variant)
     clip = control_clip if sw["clipped"] else grad_clip  # 0 = no clipping
-    torch.manual_seed(seed)  # same initial weights for every variant
     cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"])
-    model = CharGPT(cfg).use_onednn(onednn)
+    choice = gemm_choice(gemm_backend, cfg, batch_size)  # before the seed: its timing draws no job randomness
+    log.info("GEMM backend %s (%s)", choice["chosen"], choice["decided_by"])
+    torch.manual_seed(seed)  # same initial weights for every variant
+    model = CharGPT(cfg).use_onednn(choice["chosen"] == "onednn")
     opt = make_optimizer(model, lr, weight_decay, betas)
     data = encode(train_text, vocab)
     gen = torch.Generator().manual_seed(seed)  # same batches for every variant
@@ -106,10 +140,11 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
                 "state_dict": model.state_dict()}, buf)
     run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
            # `_volatile`: wall time differs between identical runs (README, "What lands where")
-           "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads()}
-    gemm = "oneDNN" if model.onednn else "torch default (MKL)"
+           "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads(),
+           "gemm_backend": choice["chosen"]}  # the outputs say which summation order made them
     return {"curve": curve, "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(), "run": pd.DataFrame([run]),
-            "_meta": {**run, "switches": sw, "vocab_size": len(vocab), "gemm": gemm}}
+            "_meta": {**run, "switches": sw, "vocab_size": len(vocab), "gemm": backend.LABELS[choice["chosen"]],
+                      "gemm_choice": choice}}
 
 
 def measure_train(variant: str, corpus_text: str, train_text: str, **cfg) -> dict:
