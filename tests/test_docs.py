@@ -15,6 +15,7 @@ The marked commands are listed in MARKED below: a new mark fails the test until 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import re
@@ -155,10 +156,16 @@ def smk_args(cmd: Command) -> Command | None:
 def run_snakemake(cmd: Command, project: Path) -> str:
     """The command as a dry run in a project copy; an error or ""."""
     env, words = _split(cmd.text)
-    argv = [sys.executable, "-m", "snakemake", *words[1:], "-n"]
-    res = subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(project / "src"), **env})
-    return "" if res.returncode == 0 else f"{cmd.page}: `{cmd.text}` (dry run) failed:\n{res.stderr[-1500:]}"
+    err = _dry_run(tuple(sorted(env.items())), tuple(words[1:]), project)
+    return f"{cmd.page}: `{cmd.text}` (dry run) failed:\n{err}" if err else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _dry_run(env: tuple, args: tuple, project: Path) -> str:
+    """Snakemake's dry run of `args` (once per distinct call: make's SMK_ARGS repeat commands); stderr or ""."""
+    res = subprocess.run([sys.executable, "-m", "snakemake", *args, "-n"], cwd=project, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(project / "src"), **dict(env)})
+    return "" if res.returncode == 0 else res.stderr[-1500:]
 
 
 # ---- generated blocks: lists that mirror code declarations ----
@@ -291,7 +298,7 @@ def same_run(cmd: Command) -> tuple:
     env, words = _split(cmd.text)
     drop = {i for i, w in enumerate(words) if w == "--cores"}
     words = [w for i, w in enumerate(words) if i not in drop and i - 1 not in drop and w != "-n"]
-    return how(cmd), tuple(sorted(env.items())), tuple(Path(words[0]).name for _ in [0]) + tuple(words[1:])
+    return how(cmd), tuple(sorted(env.items())), Path(words[0]).name, *words[1:]
 
 
 def test_every_command_runs_as_typed(project):
