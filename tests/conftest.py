@@ -45,11 +45,25 @@ def pytest_collection_modifyitems(config, items):
 
 
 def starts_snakemake(args) -> bool:
-    """Whether a subprocess argv (a list, or a shell string) runs Snakemake or `make report`."""
+    """Whether a subprocess argv (a list, or a shell string) runs Snakemake (`-m snakemake`, its entry script) or
+    `make report`. A stand-in merely named snakemake (tests/test_recover.py's sleeping fake) does not count."""
     words = args.split() if isinstance(args, str) else [str(a) for a in ([args] if isinstance(args, os.PathLike)
                                                                          else args)]
     names = [Path(w).name for w in words]
-    return "snakemake" in names or (bool(names) and names[0] == "make" and "report" in names[1:])
+    if ("-m", "snakemake") in zip(words, words[1:]) or (names[:1] == ["make"] and "report" in names[1:]):
+        return True
+    return any(n == "snakemake" and is_snakemake_script(w) for w, n in zip(words, names))
+
+
+def is_snakemake_script(word: str) -> bool:
+    """Whether `word` (a path, or a name on PATH) is Snakemake's entry script: it imports snakemake."""
+    path = word if os.sep in word else shutil.which(word)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except (OSError, TypeError):  # no such file (TypeError: not on PATH)
+        return False
+    return b"from snakemake" in head or b"import snakemake" in head
 
 
 RUNNING: list = []  # the test whose setup, call or teardown is running (its fixtures start processes too)

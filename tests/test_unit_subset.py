@@ -12,18 +12,33 @@ import pytest
 from conftest import HEAVY, ROOT, starts_snakemake
 
 
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")  # this environment's entry script
+
+
 @pytest.mark.parametrize("args, expected", [
     ([sys.executable, "-m", "snakemake", "--cores", "1"], True),
-    (["/opt/env/bin/snakemake", "-n"], True),
-    ("snakemake --unlock", True),
+    ([SNAKEMAKE, "-n"], True),
+    ([sys.executable, SNAKEMAKE, "-n"], True),
+    (f"{SNAKEMAKE} --unlock", True),
     (["make", "report", "CORES=2"], True),
     ([sys.executable, "-c", "import snakemake_interface_common"], False),  # control: a name that only contains it
+    (["/no/such/bin/snakemake", "-n"], False),
     (["make", "setup", "PYTHON=python3.11"], False),
     ([Path(sys.executable), "-V"], False),
     (Path(sys.executable), False),
 ])
 def test_which_subprocesses_start_snakemake(args, expected):
     assert starts_snakemake(args) is expected
+
+
+def test_a_stand_in_named_snakemake_is_not_snakemake(tmp_path):
+    """tests/test_recover.py's sleeping fake has Snakemake's name, not its code."""
+    fake = tmp_path / "bin" / "snakemake"
+    fake.parent.mkdir()
+    fake.write_text("import time\ntime.sleep(60)\n")
+    assert not starts_snakemake([sys.executable, str(fake)])
+    fake.write_text("from snakemake.cli import main\nmain()\n")  # control: the entry script's own text
+    assert starts_snakemake([sys.executable, str(fake)])
 
 
 def test_the_declared_markers_are_the_heavy_ones():
@@ -40,7 +55,7 @@ INNER = '''
 import subprocess, sys
 import pytest
 
-FAKE = [sys.executable, "-c", "pass", "snakemake"]  # counts as starting Snakemake; runs nothing
+FAKE = [sys.executable, "-c", "pass", "-m", "snakemake"]  # counts as starting Snakemake; runs nothing
 
 
 def test_unmarked_starts_snakemake():
