@@ -187,3 +187,10 @@ lint: $(TEST_STAMP)
 
 clean:
 	rm -rf results report/report.html .snakemake logs benchmarks
+
+# The quick inner loop: every test but those marked heavy (tests/conftest.py, HEAVY: a Snakemake run, full-size
+# GPT-2, a browser, a SLURM cluster, or slow); its target is under 3 minutes on 2 cores. An unmarked test that starts
+# Snakemake fails under it, naming the marker to add. `make test` still runs everything (README, CI).
+.PHONY: unit
+unit: $(TEST_STAMP)
+	$(BIN)/python -m pytest --unit

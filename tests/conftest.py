@@ -1,4 +1,6 @@
-"""Shared fixtures: the repository root, a disposable copy of it, and a Snakemake runner."""
+"""Shared fixtures: the repository root, a disposable copy of it, and a Snakemake runner; `--unit`, the quick
+subset (`make unit`) that leaves out every test carrying a heavy marker and fails an unmarked test that starts
+Snakemake."""
 
 from __future__ import annotations
 
@@ -12,6 +14,91 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The marker rule: a test (or its module, by `pytestmark`) carries one of these markers when it starts Snakemake
+# (a job, a dry run, the matrix) or `make report`, builds full-size GPT-2 (real or on fake tensors), drives a
+# browser, needs a SLURM cluster, or otherwise takes more than a few seconds. `make unit` (`pytest --unit`)
+# leaves them out; `make test` runs them all. Under --unit an unmarked test that starts Snakemake fails, naming
+# the marker to add (`unit_guard`); slowness has no such check (timing a test under load is not reliable).
+HEAVY = ("slow", "dag", "fullsize", "browser", "slurm")
+pytest_plugins = ["pytester"]  # test_unit_subset runs an inner pytest with this file as its conftest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--unit", action="store_true",
+                     help="the quick subset: leave out tests marked " + ", ".join(HEAVY) + " (make unit)")
+
+
+def is_heavy(item) -> bool:
+    """Whether a collected test carries one of the HEAVY markers."""
+    return any(item.get_closest_marker(m) for m in HEAVY)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under --unit, deselect every heavy test (reported as deselected, like -m)."""
+    if not config.getoption("--unit"):
+        return
+    heavy = [i for i in items if is_heavy(i)]
+    if heavy:
+        config.hook.pytest_deselected(items=heavy)
+        items[:] = [i for i in items if not is_heavy(i)]
+
+
+def starts_snakemake(args) -> bool:
+    """Whether a subprocess argv (a list, or a shell string) runs Snakemake (`-m snakemake`, its entry script) or
+    `make report`. A stand-in merely named snakemake (tests/test_recover.py's sleeping fake) does not count."""
+    words = args.split() if isinstance(args, str) else [str(a) for a in ([args] if isinstance(args, os.PathLike)
+                                                                         else args)]
+    names = [Path(w).name for w in words]
+    if ("-m", "snakemake") in zip(words, words[1:]) or (names[:1] == ["make"] and "report" in names[1:]):
+        return True
+    return any(n == "snakemake" and is_snakemake_script(w) for w, n in zip(words, names))
+
+
+def is_snakemake_script(word: str) -> bool:
+    """Whether `word` (a path, or a name on PATH) is Snakemake's entry script: it imports snakemake."""
+    path = word if os.sep in word else shutil.which(word)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except (OSError, TypeError):  # no such file (TypeError: not on PATH)
+        return False
+    return b"from snakemake" in head or b"import snakemake" in head
+
+
+RUNNING: list = []  # the test whose setup, call or teardown is running (its fixtures start processes too)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    RUNNING[:] = [item]
+    try:
+        return (yield)
+    finally:
+        RUNNING.clear()
+
+
+def unit_guard(popen_init):
+    """Popen.__init__ that fails an unmarked test (and its fixtures) starting Snakemake, with the fix."""
+    def init(self, args, *a, **kw):
+        if starts_snakemake(args) and RUNNING and not is_heavy(RUNNING[0]):
+            pytest.fail(f"{RUNNING[0].nodeid} starts Snakemake but carries none of the markers {HEAVY}: mark it "
+                        "@pytest.mark.dag (or set pytestmark in its module), so that make unit leaves it out",
+                        pytrace=False)
+        popen_init(self, args, *a, **kw)
+    return init
+
+
+POPEN_INIT = subprocess.Popen.__init__
+
+
+def pytest_configure(config):
+    if config.getoption("--unit"):  # process-wide, so module- and session-scoped fixtures are guarded too
+        subprocess.Popen.__init__ = unit_guard(POPEN_INIT)
+
+
+def pytest_unconfigure(config):
+    subprocess.Popen.__init__ = POPEN_INIT
 COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles"]
 
 

@@ -290,6 +290,7 @@ def copied(tmp_path_factory, tiny):
 
 
 @pytest.mark.slow
+@pytest.mark.dag
 @pytest.mark.parametrize("case", [c for c in BAD if c[3]], ids=[c[0] for c in BAD if c[3]])
 def test_snakemake_dry_run_stops_before_any_job(case, copied, tiny):
     name, text, keys, _ = case
@@ -302,6 +303,7 @@ def test_snakemake_dry_run_stops_before_any_job(case, copied, tiny):
 
 
 @pytest.mark.slow
+@pytest.mark.dag
 def test_snakemake_dry_run_negative_control_smoke_overlay_plans_jobs(copied):
     res = snakemake(copied, "-n", "--cores", "1", "--configfile", "config.yaml", ".test/config.yaml")
     assert res.returncode == 0, res.stderr[-2000:]

@@ -201,6 +201,7 @@ document.body.setAttribute("data-paths", document.querySelectorAll("#depth-explo
 </script></body>"""
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not shutil.which("chromium"), reason="headless Chromium not installed")
 def test_explorer_runs_from_file_url_in_headless_chromium(tmp_path, small_d2):
     html = render_depth_section(tmp_path, small_d2).replace("</body>", DRIVER)

@@ -169,6 +169,7 @@ def test_g6_counts_for_real_where_transformers_lacks_the_patched_function(record
     pd.testing.assert_frame_equal(_deterministic("saved", out["saved"]), _deterministic("saved", real_job["saved"]))
 
 
+@pytest.mark.fullsize
 def test_full_size_batch_one_fake_equals_real():
     """GPT-2 small at 1,024 tokens, one sequence sliced from a batch of 8 as in the job: both architectures,
     plain and checkpointed with the configured kernel, and the other kernel plain (the attention table).

@@ -9,6 +9,7 @@ from adbench.lifetimes.allreduce import REDUCTIONS, measure_l3_allreduce
 
 DATA = dict(in_features=3, out_features=2, seed=0)
 RUN = dict(backend="gloo", timeout_s=60, **DATA)
+pytestmark = pytest.mark.slow  # each test spawns a gloo process group (2 ranks, each importing torch)
 
 
 def analytic_mse_grad(model, x, y):

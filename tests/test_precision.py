@@ -219,8 +219,8 @@ def test_precision_extra_rows():
     from adbench.precision.formats import measure_p2, measure_p8
     from adbench.precision.scaling import measure_p4
     p2 = values(measure_p2([1e-7, 1e-8]))
-    assert p2["subnormal_steps_1e-07"] == float(np.float16(1e-7)) / 2.0 ** -24 == 2.0   # numpy oracle
-    assert p2["subnormal_steps_1e-08"] == 0.0                                              # control: flushed
+    assert p2["subnormal_steps_grad0"] == float(np.float16(1e-7)) / 2.0 ** -24 == 2.0   # numpy oracle
+    assert p2["subnormal_steps_grad1"] == 0.0                                              # control: flushed
     p4 = values(measure_p4([0.1, 1.0, 2.0], 65536.0))
     assert (p4["product_0.1"], p4["product_1"], p4["product_2"]) == (0.1 * 65536, 65536.0, 131072.0)
     p8 = values(measure_p8([1e-8]))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from conftest import ROOT, SMOKE, planned_jobs, snakemake
 
@@ -60,6 +61,7 @@ def _mark_incomplete(project, output):
     marker.write_text("{}")
 
 
+@pytest.mark.dag
 def test_a_plain_dry_run_reruns_an_interrupted_job(project):
     _mark_incomplete(project, "results/corpus/corpus.txt")
     res = snakemake(project, "--cores", "2", *SMOKE, "-n")
@@ -71,6 +73,7 @@ def test_a_plain_dry_run_reruns_an_interrupted_job(project):
     assert re.search(r"rule corpus:\n(?:    .*\n)*?    reason: Forced execution", out), out[-3000:]
 
 
+@pytest.mark.dag
 def test_negative_control_without_the_profile_the_interrupted_job_stops_the_run(project):
     _mark_incomplete(project, "results/corpus/corpus.txt")
     res = snakemake(project, "--cores", "2", *SMOKE, "-n", "--workflow-profile", "none")

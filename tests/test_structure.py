@@ -94,6 +94,7 @@ JUDGE_DEMO = ("import sys; from adbench.claims import judge, table; from adbench
 
 
 @pytest.mark.slow
+@pytest.mark.dag
 def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(project):
     """The guide's family, in its five places: in the dry run with its figure and the report, its job and figure
     run, its claim holds on what the job wrote (judged by the core from its claims.py), its config check refuses
@@ -146,6 +147,7 @@ def test_render_refuses_a_family_without_section(tmp_path):
     assert render(str(core), cmp, collected, families=[fam]) == "demo"
 
 
+@pytest.mark.dag
 def test_unlock_works_as_typed(project):
     res = snakemake(project, "--cores", "1", "-n", *SMOKE)
     assert res.returncode == 0, res.stderr[-2000:]

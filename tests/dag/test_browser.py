@@ -10,7 +10,7 @@ from snakemake.utils import update_config
 from conftest import SMOKE
 from workflow_inspect import from_workflow
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag, pytest.mark.browser]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]

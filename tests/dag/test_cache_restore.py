@@ -17,7 +17,7 @@ from adbench import cache
 
 from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, project_env, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 @pytest.fixture

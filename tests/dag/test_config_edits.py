@@ -16,7 +16,7 @@ import yaml
 
 from conftest import MEASURED, SMOKE, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 EDITS = {"scalar": {"reference_h": 0.2}, "lifetimes": {"nanogpt_steps": 20},
          "charlm": {"train": {"loss_scale": 10.0}},

@@ -14,7 +14,7 @@ import pytest
 
 # Slow as a whole: the comparison of two smoke runs; the negative control of its helpers (which test_slurm.py
 # uses too) runs beside it.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 SUFFIX = "_volatile"
 # Whole files that are stopwatch output: loop counts calibrated against the clock, raw samples,

@@ -19,7 +19,7 @@ from adbench.matrix.locks import changed, versions
 from testing_tools import unexplained
 from conftest import MEASURED, ROOT, SMOKE, copy_project, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 def readme_matrix_command() -> list[str]:

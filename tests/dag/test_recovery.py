@@ -13,7 +13,7 @@ from adbench import recover
 
 from conftest import BIN, ROOT, SMOKE, incomplete, kill_group, planned_jobs, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 def leftovers(project: Path) -> list[Path]:

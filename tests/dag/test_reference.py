@@ -14,7 +14,7 @@ import yaml
 from adbench.history.reference import compact, compact_files
 from conftest import MEASURED, SMOKE, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 LABEL = "smoke-reference"
 
 

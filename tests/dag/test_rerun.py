@@ -13,7 +13,7 @@ import yaml
 
 from conftest import REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 def test_completed_run_has_nothing_to_do(smoke):

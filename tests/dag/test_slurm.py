@@ -35,7 +35,7 @@ from conftest import MEASURED, ROOT, SMOKE, copy_project, project_env, snakemake
 # Slow as a whole: the cluster tests run the DAG, the timing-rules check parses the workflow twice, and the
 # sub-DAG helpers' negative control belongs with the tests that use them. The profile's environment and the
 # SLURM provenance are fast tests in tests/test_profile.py and tests/test_provenance.py.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag, pytest.mark.slurm]
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
 CLUSTER = ROOT / "tests/dag/cluster"

@@ -12,7 +12,7 @@ from adbench.verdicts.documented import load
 from workflow_inspect import from_workflow
 from conftest import SMOKE, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 # A hang guard, not a speed check: the smoke DAG takes about 50-60 s on 2 cores (printed in the
 # summary); a shared machine varies by tens of percent, so only a run 5x slower fails.
 SMOKE_HANG_GUARD_S = 300.0

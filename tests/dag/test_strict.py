@@ -12,7 +12,7 @@ from adbench.history.archive import snapshot
 
 from conftest import SMOKE, dry_run, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 def _edit(path: Path, column: str, key, **cells) -> None:

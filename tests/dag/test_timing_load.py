@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SMOKE, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dag]
 BURN_S = 600  # each burner stops by itself after this long (a bound, should the kill below never run)
 BURNER = f"import time\nend = time.monotonic() + {BURN_S}\nwhile time.monotonic() < end:\n    pass\n"
 # Short samples and a few more rounds: a preemption by a burner then moves whole samples.

@@ -27,6 +27,14 @@ def surprise(p: float) -> float:
     return 0.0 - math.log(p)  # 0.0 - ... keeps -ln 1 at +0.0
 
 
+def surprise_rows(probabilities: list[float]) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    """C1's surprise rows and their notes: named by position in charlm.surprise_probabilities (a configured value
+    is never part of a name that the documented table looks up), each probability in its row's note."""
+    names = [f"surprise_prob{i}" for i in range(len(probabilities))]
+    return ([(n, surprise(p)) for n, p in zip(names, probabilities)],
+            {n: f"charlm.surprise_probabilities[{i}] = {p:g}" for i, (n, p) in enumerate(zip(names, probabilities))})
+
+
 def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list[pd.DataFrame],
                     grad_norms: list[pd.DataFrame], runs: list[pd.DataFrame], final_window: int, early_step: int,
                     surprise_probabilities: list[float], loss_scale: float) -> dict:
@@ -64,7 +72,9 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list
     notes = {q: "different corpus (CPython docs, not the blog), model size and seed" for q, _ in items}
     notes["loss_visible_bugs"] = f"of {len(bugs)} bug runs, judged from the final training loss alone (summary table)"
     notes["uniform_loss"] = "ln of this corpus's character count, from the evaluation's uniform baseline"
-    items += [(f"surprise_p{p:g}", surprise(p)) for p in surprise_probabilities]
+    rows, row_notes = surprise_rows(surprise_probabilities)
+    items += rows
+    notes |= row_notes
     notes["no_zero_grad_train_loss_early"] = f"training loss of the single batch at step {early_step}"
     notes["charset_size"] = "this corpus's character set, not the blog's"
     notes["unshifted_final_train_loss"] = (

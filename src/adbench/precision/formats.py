@@ -76,9 +76,18 @@ def measure_p2(grads: list[float]) -> dict:
         _check_numpy(f"cast {g:g}", t, n)
         rows.append({"grad": g, "role": role, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
     configured = [r for r in rows if r["role"] == "configured"]  # the documented values; the probe is a control
-    items = [(f"cast_{r['grad']:.0e}", r["fp16"]) for r in configured]
-    items += [(f"subnormal_steps_{r['grad']:.0e}", r["subnormal_steps"]) for r in configured]  # "two subnormal steps"
-    return {"values": values_table("P2", items), "casts": pd.DataFrame(rows)}
+    # Names are fixed by position in precision.fp16_grads; the gradient itself is a note and the casts table's
+    # `grad` column, never part of the name (documented rows declare the item they were measured under).
+    items = [(f"cast_grad{i}", r["fp16"]) for i, r in enumerate(configured)]
+    items += [(f"subnormal_steps_grad{i}", r["subnormal_steps"]) for i, r in enumerate(configured)]  # "two steps"
+    notes = {f"{q}_grad{i}": grad_note(i, r["grad"])
+             for i, r in enumerate(configured) for q in ("cast", "subnormal_steps")}
+    return {"values": values_table("P2", items, notes), "casts": pd.DataFrame(rows)}
+
+
+def grad_note(index: int, grad: float) -> str:
+    """The configured gradient a P2 row measured, named by its key: 'precision.fp16_grads[2] = 1e-07'."""
+    return f"precision.fp16_grads[{index}] = {grad:g}"
 
 
 def error_sweep(lo_exp: float, hi_exp: float, points: int) -> pd.DataFrame:

@@ -1,0 +1,166 @@
+"""`make unit` (pytest --unit): heavy tests are left out, an unmarked test that starts Snakemake fails with the
+marker to add; and quantity names never carry a configured value (the value is a note; the documented row
+declares the configuration item it was measured under)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import HEAVY, ROOT, starts_snakemake
+
+
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")  # this environment's entry script
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([sys.executable, "-m", "snakemake", "--cores", "1"], True),
+    ([SNAKEMAKE, "-n"], True),
+    ([sys.executable, SNAKEMAKE, "-n"], True),
+    (f"{SNAKEMAKE} --unlock", True),
+    (["make", "report", "CORES=2"], True),
+    ([sys.executable, "-c", "import snakemake_interface_common"], False),  # control: a name that only contains it
+    (["/no/such/bin/snakemake", "-n"], False),
+    (["make", "setup", "PYTHON=python3.11"], False),
+    ([Path(sys.executable), "-V"], False),
+    (Path(sys.executable), False),
+])
+def test_which_subprocesses_start_snakemake(args, expected):
+    assert starts_snakemake(args) is expected
+
+
+def test_a_stand_in_named_snakemake_is_not_snakemake(tmp_path):
+    """tests/test_recover.py's sleeping fake has Snakemake's name, not its code."""
+    fake = tmp_path / "bin" / "snakemake"
+    fake.parent.mkdir()
+    fake.write_text("import time\ntime.sleep(60)\n")
+    assert not starts_snakemake([sys.executable, str(fake)])
+    fake.write_text("from snakemake.cli import main\nmain()\n")  # control: the entry script's own text
+    assert starts_snakemake([sys.executable, str(fake)])
+
+
+def test_the_declared_markers_are_the_heavy_ones():
+    """pyproject's markers (which --strict-markers allows) are exactly the ones --unit leaves out."""
+    import tomllib
+
+    text = (ROOT / "pyproject.toml").read_text()
+    markers = tomllib.loads(text)["tool"]["pytest"]["ini_options"]["markers"]
+    assert [m.split(":")[0] for m in markers] == list(HEAVY)
+    assert "--strict-markers" in tomllib.loads(text)["tool"]["pytest"]["ini_options"]["addopts"]
+
+
+INNER = '''
+import subprocess, sys
+import pytest
+
+FAKE = [sys.executable, "-c", "pass", "-m", "snakemake"]  # counts as starting Snakemake; runs nothing
+
+
+def test_unmarked_starts_snakemake():
+    subprocess.run(FAKE, check=True)
+
+
+@pytest.mark.dag
+def test_marked_starts_snakemake():
+    subprocess.run(FAKE, check=True)
+
+
+@pytest.fixture(scope="module")
+def started():
+    subprocess.run(FAKE, check=True)
+
+
+def test_unmarked_through_a_module_fixture(started):
+    pass
+
+
+def test_unmarked_plain_subprocess():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+@pytest.mark.fullsize
+def test_heavy_left_out():
+    pass
+'''
+
+
+@pytest.fixture
+def inner(pytester):
+    """A test directory with this suite's conftest and INNER's tests."""
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
+    pytester.makepyfile(test_inner=INNER)
+    return pytester
+
+
+def test_unit_leaves_heavy_tests_out_and_fails_an_unmarked_snakemake_start(inner):
+    res = inner.runpytest_subprocess("--unit", "-p", "no:cacheprovider", "--strict-markers",
+                                     "-o", "markers=" + "\n".join(HEAVY))
+    res.assert_outcomes(passed=1, errors=1, failed=1, deselected=2)
+    out = res.stdout.str()
+    assert "test_unmarked_starts_snakemake starts Snakemake but carries none of the markers" in out
+    assert "mark it @pytest.mark.dag" in out
+    assert "test_unmarked_through_a_module_fixture starts Snakemake" in out  # the fixture's start is caught too
+
+
+def test_negative_control_without_unit_everything_runs_unguarded(inner):
+    res = inner.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "-o", "markers=" + "\n".join(HEAVY))
+    res.assert_outcomes(passed=5)
+
+
+# ---- quantity names ----------------------------------------------------------------------------------------
+def _names_and_notes(result, prefixes: tuple[str, ...]) -> dict[str, str]:
+    v = result["values"]
+    return dict(zip(v.quantity, v.note)) if not prefixes else {
+        q: n for q, n in zip(v.quantity, v.note) if q.startswith(prefixes)}
+
+
+def test_p2_names_are_fixed_and_the_gradient_is_the_note():
+    from adbench.precision.formats import measure_p2
+
+    shipped = _names_and_notes(measure_p2([1e-4, 1e-6, 1e-7, 1e-8]), ("cast_", "subnormal_steps_"))
+    other = _names_and_notes(measure_p2([3e-5, 2e-6, 5e-8, 4e-9]), ("cast_", "subnormal_steps_"))
+    assert list(shipped) == list(other) == [f"cast_grad{i}" for i in range(4)] + [
+        f"subnormal_steps_grad{i}" for i in range(4)]
+    assert shipped["cast_grad2"] == "precision.fp16_grads[2] = 1e-07"
+    assert other["cast_grad2"] == "precision.fp16_grads[2] = 5e-08"  # control: the note moves with the value
+
+
+def test_c1_surprise_names_are_fixed_and_the_probability_is_the_note():
+    from adbench.charlm.summary import surprise_rows
+
+    rows, notes = surprise_rows([1.0, 0.01])
+    assert rows == [("surprise_prob0", 0.0), ("surprise_prob1", pytest.approx(4.605170185988091, abs=1e-15))]
+    assert notes == {"surprise_prob0": "charlm.surprise_probabilities[0] = 1",
+                     "surprise_prob1": "charlm.surprise_probabilities[1] = 0.01"}
+    other, other_notes = surprise_rows([0.5, 0.25, 0.125])
+    assert [n for n, _ in other] == ["surprise_prob0", "surprise_prob1", "surprise_prob2"]
+    assert other_notes["surprise_prob1"] == "charlm.surprise_probabilities[1] = 0.25"  # control: the note moves
+
+
+def test_documented_rows_follow_the_names_and_declare_their_item():
+    """Every renamed row is measured under the shipped config, and a changed item leaves exactly its row
+    unjudged, naming the key (the others stay judged)."""
+    import yaml
+
+    from adbench.verdicts import documented
+    from adbench.verdicts.verdict import compare
+    from adbench.precision.formats import measure_p2
+
+    doc = documented.load()
+    rows = doc[(doc.id == "P2") & doc.quantity.str.match(r"(cast|subnormal_steps)_")]
+    assert set(rows.quantity) == {"cast_grad0", "cast_grad1", "cast_grad2", "cast_grad3", "subnormal_steps_grad2"}
+    settings = yaml.safe_load((ROOT / "config.yaml").read_text())
+    grads = settings["precision"]["fp16_grads"]
+    out = compare(rows, measure_p2(grads)["values"], settings=settings).set_index("quantity")
+    assert set(out.status) == {"match"}, out[["status", "note"]]
+    moved = {**settings, "precision": {**settings["precision"], "fp16_grads": [grads[0], 2e-6, *grads[2:]]}}
+    out = compare(rows, measure_p2(moved["precision"]["fp16_grads"])["values"], settings=moved).set_index("quantity")
+    assert out.status["cast_grad1"] == "not judged", out.loc["cast_grad1"]
+    assert "precision.fp16_grads[1] = 2e-06; documents 1e-06" in out.note["cast_grad1"]
+    assert set(out.status.drop("cast_grad1")) == {"match"}  # control: the other items are still judged
+    c1 = doc[(doc.id == "C1") & doc.quantity.str.startswith("surprise_")].set_index("quantity").config
+    assert c1.to_dict() == {"surprise_prob0": "charlm.surprise_probabilities[0]=1.0",
+                            "surprise_prob1": "charlm.surprise_probabilities[1]=0.01"}
+    assert settings["charlm"]["surprise_probabilities"] == [1.0, 0.01]
