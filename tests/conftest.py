@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles"]
+# docs: docs/reading.csv, the claims coverage's denominator, is an input of rule verdicts_claims
+COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles", "docs"]
 
 
 def copy_project(dest: Path) -> Path:
