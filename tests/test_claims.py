@@ -196,10 +196,10 @@ READING = _reading([
 def test_coverage_counts_full_strength_statements_over_the_whole_reading():
     cov = judge.coverage(JUDGED, READING).set_index("doc")
     # by hand: 000 has 4 statements, 2 counted (1 holds, 1 fails); 004 has 5, 1 counted; all: 3 of 9
-    assert cov.loc["000", ["statements", "full_strength", HOLDS, FAILS]].tolist() == [4, 2, 1, 1]
-    assert cov.loc["004", ["statements", "full_strength", HOLDS, FAILS]].tolist() == [5, 1, 1, 0]
+    assert cov.loc["000", ["statements", "judged_full_strength", HOLDS, FAILS]].tolist() == [4, 2, 1, 1]
+    assert cov.loc["004", ["statements", "judged_full_strength", HOLDS, FAILS]].tolist() == [5, 1, 1, 0]
     a = cov.loc["all"]
-    assert (a.statements, a.full_strength, a.full_strength_share) == (9, 3, round(3 / 9, 4))
+    assert (a.statements, a.judged_full_strength, a.share) == (9, 3, round(3 / 9, 4))
     assert [a[s] for s in judge.STANDINGS] == [1, 1, 1, 1, 1, 1, 2, 1]  # no claim, planned ... holds, fails
     assert sum(a[s] for s in judge.STANDINGS) == a.statements  # every statement has exactly one standing
 
@@ -209,7 +209,7 @@ def test_a_statement_judged_below_the_essays_strength_or_by_a_planned_claim_does
     counts two more (the lenient row and the one that waited on its planned claim)."""
     strong = READING.assign(full_strength=READING.full_strength.where(READING.claims == "", "yes"))
     judged = pd.concat([JUDGED, pd.DataFrame([("A1.planned", HOLDS, "any")], columns=JUDGED.columns)])
-    assert judge.coverage(judged, strong).set_index("doc").loc["all", "full_strength"] == 5
+    assert judge.coverage(judged, strong).set_index("doc").loc["all", "judged_full_strength"] == 5
 
 
 def test_judge_claims_reads_the_registered_files(tmp_path, monkeypatch):
@@ -229,7 +229,7 @@ def test_judge_claims_reads_the_registered_files(tmp_path, monkeypatch):
                                settings={"scalar": {"reference_h": 0.1}})
     assert out["claims"].set_index("claim").verdict["S1.tape-matches-torch64"] == HOLDS
     assert out["claims_summary"].family.tolist() == ["scalar", "all"]
-    assert out["claims_coverage"].set_index("doc").loc["all", ["statements", "full_strength"]].tolist() == [2, 1]
+    assert out["claims_coverage"].set_index("doc").loc["all", ["statements", "judged_full_strength"]].tolist() == [2, 1]
 
 
 def test_the_rule_reaches_the_claims_table_not_the_claims_output():

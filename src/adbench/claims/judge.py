@@ -144,7 +144,7 @@ def counts(judged: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
 # full strength: holds when every claim holds, fails when one fails.
 NO_CLAIM, PLANNED, WEAK = "no claim", "planned", "not full strength"
 STANDINGS = (NO_CLAIM, PLANNED, NOT_JUDGED, DEFINITION, "proxy", WEAK, HOLDS, FAILS)
-COVERAGE = ["doc", "statements", "full_strength", *STANDINGS, "full_strength_share"]
+COVERAGE = ["doc", "statements", "judged_full_strength", *STANDINGS, "share"]
 
 
 def standing(claim_ids: list[str], full_strength: str, judged: pd.DataFrame) -> str:
@@ -181,8 +181,8 @@ def coverage(judged: pd.DataFrame, reading: pd.DataFrame) -> pd.DataFrame:
     def one(doc: str, part: pd.DataFrame) -> dict:
         n = {s: int((part.standing == s).sum()) for s in STANDINGS}
         full = n[HOLDS] + n[FAILS]
-        return {"doc": doc, "statements": len(part), "full_strength": full, **n,
-                "full_strength_share": round(full / len(part), 4) if len(part) else float("nan")}
+        return {"doc": doc, "statements": len(part), "judged_full_strength": full, **n,
+                "share": round(full / len(part), 4) if len(part) else float("nan")}
     out = [one(d, rows[rows.doc == d]) for d in sorted(set(rows.doc))]
     out.append(one("all", rows))
     return pd.DataFrame(out, columns=COVERAGE)
