@@ -274,8 +274,8 @@ def render_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: l
     (`files_path`); `model`: the model records the families declared (common.smk model_record), `models` their
     family keys, in the same order;
     `claims_path`, `reading_path`: results/claims.csv and docs/reading.csv (the documents' testable statements),
-    each read by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules that run
-    alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
+    each read by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules
+    that run alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
     from ..claims.judge import load_judged, standings
     from ..claims.table import load_reading
     from . import TEMPLATES
