@@ -99,7 +99,8 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     subprocess.Popen.__init__ = POPEN_INIT
-COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles"]
+# docs: docs/reading.csv, the claims coverage's denominator, is an input of rule verdicts_claims
+COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles", "docs"]
 
 
 def copy_project(dest: Path) -> Path:

@@ -20,7 +20,7 @@ REAL = load()
 def _table(rows: list[dict]) -> pd.DataFrame:
     base = {"claim": "S3.routes-add", "id": "S3", "doc": "000", "line": "71", "section": "s",
             "conclusion": "Routes add.", "relation": "routes_add", "tolerance": "64 ulps", "scope": "any",
-            "size": "independent", "model": "", "config": "", "scope_note": "", "finding": ""}
+            "size": "independent", "model": "", "config": "", "scope_note": ""}
     return pd.DataFrame([{**base, **r} for r in rows], columns=table.COLUMNS)
 
 
@@ -76,8 +76,7 @@ def test_every_claim_cites_a_line_inside_its_seed_document():
 # ---- the judge ----------------------------------------------------------------------------------------------
 TEST_CLAIMS = _table([
     {"claim": "S3.routes-add"},
-    {"claim": "S5.central-beats-forward", "id": "S5", "relation": "central_beats_forward",
-     "finding": "a finding about this run"},
+    {"claim": "S5.central-beats-forward", "id": "S5", "relation": "central_beats_forward"},
     {"claim": "S1.secant-not-rounding", "id": "S1", "relation": "secant_gap_exceeds_rounding", "scope": "pretrained",
      "model": "gpt2", "scope_note": "trained weights"},
     {"claim": "S4.wrong-order-silent-zero", "id": "S4", "relation": "wrong_order_leaves_zero_silently",
@@ -111,16 +110,18 @@ def test_the_judge_gives_each_verdict_with_its_reason():
     assert "their seed draw" in r["S4.wrong-order-silent-zero"] and "reduced sizes" in r["S5.truncation-orders"]
     assert ("configuration differs from the documents (scalar.reference_h = 0.2; documents 0.1)"
             in r["S1.tape-matches-torch64"])
-    # a reduced run's failure is explained by its own numbers, never by the full-size finding
-    assert "best central error" in r["S5.central-beats-forward"] and "a finding" not in r["S5.central-beats-forward"]
+    assert "best central error" in r["S5.central-beats-forward"]  # a failure is explained by its own numbers
     assert out.margin["S5.central-beats-forward"] < 0 and out.margin_unit["S5.central-beats-forward"] == "decades"
 
 
-def test_a_full_size_failure_carries_its_finding_and_a_missing_table_is_not_measured():
+def test_a_full_size_failure_is_explained_by_this_runs_numbers_and_a_missing_table_is_not_measured():
     t = _broken()
     del t["S3/routes"]
     out = judge.judge(TEST_CLAIMS, t, judge.Run(models={"gpt2": "pretrained"})).set_index("claim")
-    assert out.reason["S5.central-beats-forward"].endswith("a finding about this run")
+    best = t["S5/sweep"].central_err.min()  # the moved cell: forward = 2 x central, printed by the relation itself
+    assert out.reason["S5.central-beats-forward"] == (f"best central error {best:.4g} vs best forward error "
+                                                      f"{2 * best:.4g} (x2); margin -0.699 decades (best forward "
+                                                      "over best central, at least x10)")
     assert out.verdict["S1.secant-not-rounding"] == HOLDS and out.verdict["S5.truncation-orders"] == HOLDS
     assert out.reason["S3.routes-add"] == "not measured: no S3/routes"
     assert out.verdict["S4.wrong-order-silent-zero"] == NOT_JUDGED  # a setup claim stays unjudged everywhere
@@ -156,17 +157,56 @@ def test_definitions_timing_and_margins_mark_fragility():
     assert judge.judge_one(claims.iloc[0], REAL, judge.Run(), rels)["fragile"] == ""  # control: the real slope
 
 
-def test_counts_keep_proxies_apart_and_coverage_names_its_denominator():
+def test_counts_keep_proxies_apart():
     claims = _table([{"claim": "S3.routes-add"}, {"claim": "S3.routes-add-proxy", "scope": "proxy",
                                                   "scope_note": "a stand-in"}])
     out = judge.judge(claims, REAL)
     fams = [Family("scalar", "Scalar", ("S3",), 1)]
     c = judge.counts(out, fams).set_index("family").loc["all"]
     assert (c[HOLDS], c["proxy holds"], c["claims"]) == (1, 1, 2)
-    left = pd.DataFrame([{"doc": "000", "section": "s", "conclusion": "c", "reason": "r"}])
-    cov = judge.coverage(out, left).set_index("doc").loc["all"]
-    assert (cov.listed, cov.judged, cov.proxy, cov.left_out) == (3, 1, 1, 1)
-    assert cov.judged_share == round(1 / 3, 4)
+
+
+def _reading(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """A reading: (doc, claims, full_strength) per statement; no claim -> a reason."""
+    return pd.DataFrame([{"doc": d, "line": str(i + 1), "statement": f"s{i}", "claims": c, "full_strength": f,
+                          "reason": "" if c else "needs CUDA"} for i, (d, c, f) in enumerate(rows)],
+                        columns=table.READING_COLUMNS)
+
+
+# a fabricated judged table: one claim of each kind the coverage must tell apart
+JUDGED = pd.DataFrame([("A1.holds", HOLDS, "any"), ("A1.holds-too", HOLDS, "any"), ("A1.fails", FAILS, "any"),
+                       ("A1.unjudged", NOT_JUDGED, "pretrained"), ("A1.defined", DEFINITION, "any"),
+                       ("A1.stand-in", HOLDS, "proxy")], columns=["claim", "verdict", "scope"])
+READING = _reading([
+    ("000", "A1.holds", "yes"),                    # counted: holds
+    ("000", "A1.holds A1.fails", "yes"),           # counted: fails (one of its claims fails)
+    ("000", "A1.holds A1.unjudged", "yes"),        # not judged: one claim is not judged here
+    ("000", "A1.defined", "yes"),                  # a definition is shown, never counted
+    ("004", "A1.stand-in", "yes"),                 # a proxy
+    ("004", "A1.holds-too", "no: too lenient"),    # judged, but below the essay's strength
+    ("004", "A1.holds A1.planned", "yes"),         # a planned claim not in the table yet
+    ("004", "", ""),                               # no claim (with a reason)
+    ("004", "A1.holds-too", "yes"),                # counted: holds
+])
+
+
+def test_coverage_counts_full_strength_statements_over_the_whole_reading():
+    cov = judge.coverage(JUDGED, READING).set_index("doc")
+    # by hand: 000 has 4 statements, 2 counted (1 holds, 1 fails); 004 has 5, 1 counted; all: 3 of 9
+    assert cov.loc["000", ["statements", "judged_full_strength", HOLDS, FAILS]].tolist() == [4, 2, 1, 1]
+    assert cov.loc["004", ["statements", "judged_full_strength", HOLDS, FAILS]].tolist() == [5, 1, 1, 0]
+    a = cov.loc["all"]
+    assert (a.statements, a.judged_full_strength, a.share) == (9, 3, round(3 / 9, 4))
+    assert [a[s] for s in judge.STANDINGS] == [1, 1, 1, 1, 1, 1, 2, 1]  # no claim, planned ... holds, fails
+    assert sum(a[s] for s in judge.STANDINGS) == a.statements  # every statement has exactly one standing
+
+
+def test_a_statement_judged_below_the_essays_strength_or_by_a_planned_claim_does_not_count():
+    """Negative control: the same reading with every statement marked full strength and the planned claim added
+    counts two more (the lenient row and the one that waited on its planned claim)."""
+    strong = READING.assign(full_strength=READING.full_strength.where(READING.claims == "", "yes"))
+    judged = pd.concat([JUDGED, pd.DataFrame([("A1.planned", HOLDS, "any")], columns=JUDGED.columns)])
+    assert judge.coverage(judged, strong).set_index("doc").loc["all", "judged_full_strength"] == 5
 
 
 def test_judge_claims_reads_the_registered_files(tmp_path, monkeypatch):
@@ -179,36 +219,26 @@ def test_judge_claims_reads_the_registered_files(tmp_path, monkeypatch):
         paths.append(f"results/{key}.csv")
     claims_path = tmp_path / "claims.csv"
     TEST_CLAIMS.to_csv(claims_path, index=False)
-    left_out = tmp_path / "left_out.csv"
-    pd.DataFrame([{"doc": "000", "section": "s", "conclusion": "c", "reason": "r"}]).to_csv(left_out, index=False)
-    out = judge.judge_claims(paths, str(claims_path), str(left_out), [{"model_source": "random-init"}],
+    reading = tmp_path / "reading.csv"
+    _reading([("000", "S1.tape-matches-torch64", "yes"), ("000", "", "")]).to_csv(reading, index=False)
+    out = judge.judge_claims(paths, str(claims_path), str(reading), [{"model_source": "random-init"}],
                                [{"key": "scalar", "title": "Scalar", "ids": ["S1", "S3", "S4", "S5"], "order": 1}],
                                settings={"scalar": {"reference_h": 0.1}})
     assert out["claims"].set_index("claim").verdict["S1.tape-matches-torch64"] == HOLDS
     assert out["claims_summary"].family.tolist() == ["scalar", "all"]
-    assert out["claims_coverage"].set_index("doc").loc["all", "left_out"] == 1
+    assert out["claims_coverage"].set_index("doc").loc["all", ["statements", "judged_full_strength"]].tolist() == [2, 1]
 
 
 def test_the_rule_reaches_the_claims_table_not_the_claims_output():
     """The rule's input and output names reach judge_claims' parameters (jobs.call_arguments): an input named
     `claims` would hand it the output path results/claims.csv as the table."""
     inputs = {"files": ["results/S3/routes.csv"], "table": "src/adbench/data/claims.csv",
-              "left_out": "src/adbench/data/claims_left_out.csv", "model": []}
+              "reading": "docs/reading.csv", "model": []}
     outputs = {"claims": "results/claims.csv", "claims_summary": "results/claims_summary.csv",
                "claims_coverage": "results/claims_coverage.csv"}
     args = call_arguments(judge.judge_claims, inputs, {}, outputs, {"reduced": True, "families": []}, reader=str)
     assert args["table_path"] == "src/adbench/data/claims.csv" and args["files_path"] == inputs["files"]
-    assert args["left_out_path"] == inputs["left_out"]
-
-
-def test_the_shipped_left_out_table_loads_and_a_malformed_one_is_refused(tmp_path):
-    shipped = table.load_left_out()
-    assert len(shipped) > 0
-    assert not set(shipped.conclusion) & set(table.load().conclusion)
-    bad = tmp_path / "bad.csv"
-    pd.DataFrame([{"doc": "007", "section": "s", "conclusion": "c", "reason": ""}]).to_csv(bad, index=False)
-    with pytest.raises(ValueError, match="bad doc '007'"):
-        table.load_left_out(bad)
+    assert args["reading_path"] == inputs["reading"]
 
 
 # ---- the report -----------------------------------------------------------------------------------------------
@@ -223,7 +253,7 @@ FAMS = [Family("scalar", "Scalar", tuple(f"S{i}" for i in range(1, 11)), 1)]
 
 def test_the_report_puts_failing_fragile_and_unjudged_claims_first(tmp_path):
     """Built as the render rule builds it: its own input files, read by jobs' readers (text cells for the claims and
-    the left-out list, so document 000 prints as 000)."""
+    the reading, so document 000 prints as 000)."""
     run = judge.Run(reduced=True, models={"gpt2": "random-init"}, settings={"scalar": {"reference_h": 0.2}})
     claims = judge.judge(TEST_CLAIMS, _broken(), run)
     files = {"claims": tmp_path / "claims.csv", "claims_summary": tmp_path / "claims_summary.csv",
@@ -234,12 +264,11 @@ def test_the_report_puts_failing_fragile_and_unjudged_claims_first(tmp_path):
     _cmp(["S3"]).to_csv(files["comparison"], index=False)
     pd.DataFrame(columns=["archive"]).to_csv(files["changes"], index=False)
     pd.DataFrame(columns=["archive"]).to_csv(files["claims_changes"], index=False)
-    left_path = tmp_path / "left_out.csv"  # a list with both documents' ids, which a numeric reader turns into 0 and 4
-    pd.DataFrame([{"doc": d, "section": "s", "conclusion": f"c{d}", "reason": "r"} for d in ("000", "004")]
-                 ).to_csv(left_path, index=False)
-    left = table.load_left_out(left_path)
-    judge.coverage(claims, left).to_csv(files["claims_coverage"], index=False)
-    inputs = {k: str(v) for k, v in files.items()} | {"left_out": str(left_path), "files": [], "model": []}
+    reading_path = tmp_path / "reading.csv"  # both documents' ids, which a numeric reader turns into 0 and 4
+    reading = _reading([("000", "S3.routes-add", "yes"), ("004", "", ""), ("000", "S5.central-beats-forward", "yes")])
+    reading.to_csv(reading_path, index=False)
+    judge.coverage(claims, table.load_reading(reading_path)).to_csv(files["claims_coverage"], index=False)
+    inputs = {k: str(v) for k, v in files.items()} | {"reading": str(reading_path), "files": [], "model": []}
     args = call_arguments(render_report, inputs, {}, {"html": str(tmp_path / "r.html")}, {}, reader=read_input)
     import yaml
     from pathlib import Path
@@ -255,10 +284,13 @@ def test_the_report_puts_failing_fragile_and_unjudged_claims_first(tmp_path):
     summary = " ".join(conclusions[conclusions.index('id="claims-summary"'):].split())
     assert 'Fail: <a href="#claim-S5.central-beats-forward" class="mono">S5.central-beats-forward</a>.' in summary
     assert "000:71" in conclusions and "Tolerance: 64 ulps" in conclusions and "Margin: " in conclusions
-    listed = conclusions[conclusions.index('id="claims-left-out"'):]
-    assert '<span class="mono">000</span>' in listed and '<span class="mono">004</span>' in listed
+    uncounted = conclusions[conclusions.index('id="claims-uncounted"'):]
+    assert '<span class="mono doc-line">004:2</span> s1' in uncounted and "needs CUDA" in uncounted
+    assert "000:1</span> s0" not in uncounted  # a counted statement is not listed
     cover = " ".join(conclusions[conclusions.index('id="claims-coverage"'):].split())
-    assert f"of the {len(claims) + len(left)} conclusions this project lists" in cover
+    assert ("2 of 3 statements of the essays' reading (<code>docs/reading.csv</code>) judged at full strength on "
+            "this run (1 hold, 1 fail" in cover)
+    assert "000: 2 of 2; 004: 0 of 1" in cover
     assert "http://" not in html and "https://" not in html.replace("https://www.w3.org", "")
 
 

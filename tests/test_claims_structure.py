@@ -5,7 +5,10 @@ On the real tables of a full run (tests/data/claims, see claims_fixture.py):
   fail, and the margin it reports sits on the matching side of zero, within the check's band;
 - every relation compares two computations: the cells it really reads (found by perturbing one cell group at a
   time) must come from at least two of the computations its family declares with `sources(...)`, unless it is
-  a definition (shown, never counted) or declared `single` (one observation against the claim's own bound).
+  a definition (shown, never counted) or declared `single` (one observation against the claim's own bound);
+- and that independence is shown by computation, not by the label: every relation that compares two computations
+  is flipped by a realistic bug in a measurement (a `Bug` in some family's BUGS, claims/bugs.py, run by
+  tests/test_claims_bugs.py), or is listed in SURVIVORS below with why no realistic bug can flip it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pandas as pd
 import pytest
 
 from adbench.claims import judged, relation, table
+from adbench.claims.bugs import all_bugs
 from adbench.claims.helpers import mat, same_float, EPS64
 from adbench.claims.registry import RELATIONS, SOURCES, Relation, load_all, source_of
 from adbench.outcomes import DEFINITION, FAILS, HOLDS
@@ -109,6 +113,161 @@ def test_relation_compares_independent_computations(name):
         return
     need = 1 if rel.single else 2
     assert len(comps) >= need, f"{name} reads only {sorted(comps)}: it re-checks one computation's arithmetic"
+
+
+# Relations that compare two computations but that no `Bug` flips, each with why no realistic bug in its
+# measurement can flip it. TODO marks the ones nobody has tried yet: the family helpers add Bugs, and whoever
+# merges one removes its relation here (the test below refuses an entry that a Bug flips).
+TODO = "TODO: no measurement-level control yet"
+SURVIVORS: dict[str, str] = {
+    "accumulate_matches_torch_overwrite_does_not": TODO,
+    "activations_exceed_weights": TODO,
+    "adam_rescues_seed0": TODO,
+    "adam_state_is_lazy": TODO,
+    "adamw_scaled_loss_step_up_to_eps": TODO,
+    "batch_dependent_layers_break_accumulation": TODO,
+    "below_half_subnormal_rounds_to_zero": TODO,
+    "bf16_keeps_range_loses_precision": TODO,
+    "bf16_relative_error_bounded": TODO,
+    "causal_mask_zero_no_nan": TODO,
+    "central_beats_forward": TODO,
+    "central_valley_has_interior_minimum": TODO,
+    "chains_tape_equals_torch": TODO,
+    "check_catches_four_bugs": TODO,
+    "checkpoint_dropout_needs_rng_state": TODO,
+    "checkpoint_identical": TODO,
+    "checkpoint_recomputes_not_twice": TODO,
+    "checkpoint_saves_fewer_bytes": TODO,
+    "checkpoint_slower_than_plain": TODO,
+    "clip_returns_unclipped_total": TODO,
+    "clipping_shortens_never_turns": TODO,
+    "complex_step_abs_silent": TODO,
+    "complex_step_never_worsens": TODO,
+    "complex_step_order_two": TODO,
+    "correct_beats_baselines": TODO,
+    "counted_engine_waits_for_both": TODO,
+    "deep_gradient_rounds_to_zero_in_fp16": TODO,
+    "detached_positions_end_worse": TODO,
+    "detached_positions_get_no_gradient": TODO,
+    "detached_table_ends_at_init": TODO,
+    "detached_zero_from_step_one": TODO,
+    "directional_catches_corruption": TODO,
+    "dynamic_scale_halves_until_finite": TODO,
+    "eps_matters_near_variance": TODO,
+    "equal_ranks_average_exact": TODO,
+    "every_vocab_row_gets_gradient": TODO,
+    "forgotten_scale_hits_only_q_and_k": TODO,
+    "forward_needs_a_pass_per_input": TODO,
+    "forward_reverse_agree": TODO,
+    "fp16_error_grows_below_normal": TODO,
+    "fp16_loses_some_gradient_scale_recovers": TODO,
+    "fp16_weight_swamped_master_moves": TODO,
+    "fresh_dropout_breaks_check": TODO,
+    "fused_attention_keeps_fewer_bytes": TODO,
+    "fused_attention_matches_formulas": TODO,
+    "fused_xent_finite": TODO,
+    "grad_scaler_skips_and_halves": TODO,
+    "gradient_descent_falls_short": TODO,
+    "hand_attention_grads_match_torch64": TODO,
+    "hook_calls_overstate_shared_storage": TODO,
+    "input_grad_sums_three_routes": TODO,
+    "layernorm_param_grads": TODO,
+    "linear_model_cannot_fit_xor": TODO,
+    "logprobs_dominate_checkpointed": TODO,
+    "loss_only_catches_half": TODO,
+    "matmul_transposes_match_torch": TODO,
+    "mean_divides_by_counted_tokens": TODO,
+    "mlp_tape_matches_torch32": TODO,
+    "model_beats_uniform_guess": TODO,
+    "model_beats_uniform_guess_proxy": TODO,
+    "naive_overflows_shifted_finite": TODO,
+    "nanogpt_division_by_microbatches": TODO,
+    "negative_gradient_descends": TODO,
+    "no_visited_set_reruns_shared_node": TODO,
+    "no_zero_grad_falls_then_climbs": TODO,
+    "nonscalar_needs_v_returns_vjp": TODO,
+    "optimizer_bytes_per_parameter": TODO,
+    "orthogonal_error_invisible": TODO,
+    "overwrite_factor_two_needs_b_minus_2": TODO,
+    "overwrite_keeps_last_route": TODO,
+    "rank_means_need_weights": TODO,
+    "ratio_approaches_derivative": TODO,
+    "real_allreduce_equals_simulation": TODO,
+    "real_allreduce_needs_matching_reduction": TODO,
+    "relu_chain_is_power_of_w": TODO,
+    "relu_kink_convention": TODO,
+    "retain_graph_is_not_create_graph": TODO,
+    "retain_graph_reproduces": TODO,
+    "routes_add": TODO,
+    "scaled_loss_matches_correct": TODO,
+    "scaled_loss_scales_first_gradient": TODO,
+    "scores_grow_quadratically": TODO,
+    "secant_gap_exceeds_rounding": TODO,
+    "sgd_scaled_loss_is_scaled_lr": TODO,
+    "sixteen_bit_sum_accumulates_wider": TODO,
+    "small_error_below_noise": TODO,
+    "softmax_grad_is_p_minus_onehot": TODO,
+    "static_scale_rescues_small_overflows_large": TODO,
+    "step_ceiling_is_stability_edge": TODO,
+    "summed_loss_scales_with_token_count": TODO,
+    "tape_equals_torch64": TODO,
+    "tape_hundreds_slower": TODO,
+    "tied_parameter_counted_once": TODO,
+    "token_table_dominates_gradient": TODO,
+    "tuned_optimizers_reach_floor": TODO,
+    "unsaved_edit_runs": TODO,
+    "unshifted_best_train_loss_of_five": TODO,
+    "unshifted_best_train_worst_heldout": TODO,
+    "untaken_branch_gets_no_gradient": TODO,
+    "unweighted_roughly_doubles": TODO,
+    "update_below_half_gap_changes_nothing": TODO,
+    "view_write_invalidates": TODO,
+    "weighted_microbatches_match": TODO,
+    "xor_gradcheck_agrees": TODO,
+    "xor_seed0_stalls": TODO,
+}
+
+
+def comparing(relations) -> list[str]:
+    """The relations that compare two computations: neither a definition nor a single observation."""
+    return sorted(n for n, r in relations.items() if not r.definition and not r.single)
+
+
+def unflipped(relations, bugs, survivors: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """(comparing relations no Bug flips and no survivor entry explains, survivor entries a Bug flips or that
+    name no comparing relation, survivor entries without a reason)."""
+    flipped = {r for b in bugs for r in b.flips}
+    names = set(comparing(relations))
+    missing = sorted(names - flipped - set(survivors))
+    stale = sorted((set(survivors) & flipped) | (set(survivors) - names))
+    blank = sorted(n for n, why in survivors.items() if not why.strip())
+    return missing, stale, blank
+
+
+def test_independence_is_shown_by_a_bug_in_the_measurement_or_a_reasoned_survivor():
+    missing, stale, blank = unflipped(RELATIONS, all_bugs(), SURVIVORS)
+    assert not missing, (f"relations that compare two computations with no Bug that flips them: {missing}; add a "
+                         "Bug to the family's BUGS (claims/bugs.py), or list the relation in SURVIVORS with why "
+                         "no realistic bug can flip it")
+    assert not stale, (f"SURVIVORS entries that a Bug now flips, or that name no relation comparing two "
+                       f"computations: {stale}; remove them from SURVIVORS")
+    assert not blank, f"SURVIVORS entries without a reason: {blank}"
+
+
+def test_the_independence_check_sees_a_relation_nobody_flips():
+    """Negative control: without its survivor entry an unflipped relation is named; a Bug that flips a listed
+    survivor makes the entry stale; a definition needs neither."""
+    from adbench.claims.bugs import Bug
+
+    name = comparing(RELATIONS)[0]
+    rest = {n: why for n, why in SURVIVORS.items() if n != name}
+    assert name in unflipped(RELATIONS, [], {})[0] and name not in unflipped(RELATIONS, [], SURVIVORS)[0]
+    flips = Bug("a bug", "a bug", (name,), lambda switch: {})
+    assert name not in unflipped(RELATIONS, [flips], rest)[0]
+    assert unflipped(RELATIONS, [flips], {**rest, name: "why"})[1] == [name]
+    defined = next(n for n, r in RELATIONS.items() if r.definition)
+    assert defined not in unflipped(RELATIONS, [], {})[0]
+    assert unflipped(RELATIONS, [], {**SURVIVORS, name: " "})[2] == [name]
 
 
 def test_a_tautology_is_caught():

@@ -45,7 +45,29 @@ def test_declared_tolerances(spec, inside, outside):
     assert not within("6.68e-12", outside, parse_spec(spec))
 
 
-@pytest.mark.parametrize("bad", ["sig:0", "sig:2.5", "rel:-1", "abs:x", "rel", "pct:3"])
+def test_about_makes_a_whole_numbers_trailing_zeros_not_significant():
+    """"About 820 MB" (004:31, :93): two significant digits, ±5, where the printed digits alone give ±0.5."""
+    about = parse_spec("about")
+    assert within("820", 817, about) and within("820", 825, about)
+    assert not within("820", 790, about) and not within("820", 826, about)  # negative controls: past ±5
+    assert not within("820", 817)  # the printed digits without the sentence's "about": 817 differs
+    assert verdict("shape", "820", 817.0, tolerance="about") == ("match", "")
+    assert verdict("shape", "820", 790.0, tolerance="about")[0] == "differs"
+    assert within("1,000", 1400, about) and not within("1,000", 1600, about)  # about a thousand: one digit
+    # digits written after a point, or in an exponent's mantissa, were written on purpose: they stay significant
+    assert within("2.0", 2.04, about) and not within("2.0", 2.06, about)
+    assert not within("8.20e2", 817, about)
+    assert within("0", 0.0, about) and not within("0", 1e-300, about)  # a printed zero is still exactly 0
+
+
+def test_the_documented_rows_written_about_820_are_read_so():
+    rows = documented.load().set_index(["id", "quantity"])
+    g6 = rows.loc[("G6", "per_sequence_saved_mb")]
+    assert g6.documented == "820" and parse_spec(g6.tolerance) == ("about", 0.0)
+    assert verdict(g6.kind, g6.documented, 817.0, tolerance=g6.tolerance)[0] == "match"  # the nanoGPT-style model
+
+
+@pytest.mark.parametrize("bad", ["sig:0", "sig:2.5", "rel:-1", "abs:x", "rel", "pct:3", "about:2", "About"])
 def test_malformed_tolerances_are_refused(bad):
     with pytest.raises(ValueError, match="tolerance"):
         parse_spec(bad)

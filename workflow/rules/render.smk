@@ -12,8 +12,8 @@ rule render_report:
         claims_changes=rules.changes.output.claims_changes,
         claims_summary=rules.verdicts_claims.output.claims_summary,
         claims_coverage=rules.verdicts_claims.output.claims_coverage,
-        # the testable conclusions the claims table leaves out: the Conclusions section lists them
-        left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
+        # the reading: the Conclusions section lists the statements its coverage line does not count, and why
+        reading=source_file(ROOT / "docs/reading.csv"),
         files=report_inputs,
         # which weights ran, per family that declared a model record (its banner and section read it)
         model=list(MODELS.values()),

@@ -10,14 +10,14 @@ rule verdicts_claims:
         files=report_inputs,
         # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
         table=source_file(ROOT / "src/adbench/data/claims.csv"),
-        # the testable conclusions the table leaves out, with why: the coverage's denominator with the table
-        left_out=source_file(ROOT / "src/adbench/data/claims_left_out.csv"),
+        # every testable statement of the documents, with the claims that judge it: the coverage's denominator
+        reading=source_file(ROOT / "docs/reading.csv"),
         # which weights ran, per family that declared a model record: pretrained-scope claims need the real ones
         model=list(MODELS.values()),
     output:
         claims="results/claims.csv",
         claims_summary="results/claims_summary.csv",
-        # judged conclusions over testable ones, per document
+        # statements judged at full strength over the statements of the reading, per document
         claims_coverage="results/claims_coverage.csv",
     log:
         LOG("verdicts_claims"),

@@ -13,6 +13,7 @@ on import. tests/test_claims_bugs.py runs every one.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
@@ -34,12 +35,14 @@ class Bug:
 
 
 def family_bugs(package: str) -> list[Bug]:
-    """Every `BUGS` entry of the modules of `adbench.<package>` whose name starts with "claims"."""
+    """Every `Bug` in the `BUGS` lists of the modules of `adbench.<package>` whose name starts with "claims" (a
+    family's own `BUGS` of another kind, e.g. the names of the bug runs it measures, is not a control)."""
     pkg = importlib.import_module(f"adbench.{package}")
     out: list[Bug] = []
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name.startswith("claims"):
-            out += list(getattr(importlib.import_module(f"adbench.{package}.{info.name}"), "BUGS", ()))
+            listed = getattr(importlib.import_module(f"adbench.{package}.{info.name}"), "BUGS", ())
+            out += [b for b in listed if isinstance(b, Bug)]
     return out
 
 

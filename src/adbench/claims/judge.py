@@ -104,9 +104,7 @@ def judge_one(claim: pd.Series, tables: Mapping[str, pd.DataFrame], run: Run, re
     if why:
         return {**base, "verdict": NOT_JUDGED, "reason": f"{why} (on this run it would read {out.verdict}: "
                                                            f"{out.reason}; {_margin_text(out)})"}
-    reason = f"{out.reason}; {_margin_text(out)}"
-    if out.verdict == FAILS and claim.finding.strip() and not run.reduced:
-        reason += f". {claim.finding}"  # a full-size failure, explained in the terms of the run that found it
+    reason = f"{out.reason}; {_margin_text(out)}"  # a failure is explained by this run's numbers only
     b = out.binding
     return {**base, "verdict": out.verdict, "reason": reason, "fragile": fragility(rel, out),
             "margin": math.nan if b is None else b.margin, "margin_unit": "exact" if b is None else b.unit}
@@ -140,34 +138,65 @@ def counts(judged: pd.DataFrame, families: list[Family]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["family", *COUNTS])
 
 
-COVERAGE = ["doc", "listed", "judged", HOLDS, FAILS, NOT_JUDGED, DEFINITION, "proxy", "left_out", "judged_share"]
+# How one statement of the reading stands on this run, in the order the first that applies is named:
+# no claim named; a named claim not in the claims table yet (planned); a named claim not judged here; a definition;
+# judged on a proxy; judged, but the reading says the claims do not test the essay's own strength; else judged at
+# full strength: holds when every claim holds, fails when one fails.
+NO_CLAIM, PLANNED, WEAK = "no claim", "planned", "not full strength"
+STANDINGS = (NO_CLAIM, PLANNED, NOT_JUDGED, DEFINITION, "proxy", WEAK, HOLDS, FAILS)
+COVERAGE = ["doc", "statements", "judged_full_strength", *STANDINGS, "share"]
 
 
-def coverage(judged: pd.DataFrame, left_out: pd.DataFrame) -> pd.DataFrame:
-    """Per document and overall: the conclusions this project lists (claims table + left-out table), how many
-    got a verdict on the documents' own terms here (holds or fails, proxies apart), and that share."""
-    def one(doc: str, rows: pd.DataFrame, out: pd.DataFrame) -> dict:
-        t = tally(rows)
-        listed = len(rows) + len(out)
-        n = t[HOLDS] + t[FAILS]
-        return {"doc": doc, "listed": listed, "judged": n, HOLDS: t[HOLDS], FAILS: t[FAILS],
-                NOT_JUDGED: t[NOT_JUDGED], DEFINITION: t[DEFINITION], "proxy": t["proxy holds"] + t["proxy fails"],
-                "left_out": len(out), "judged_share": round(n / listed, 4) if listed else float("nan")}
-    docs = sorted(set(judged.doc) | set(left_out.doc))
-    rows = [one(d, judged[judged.doc == d], left_out[left_out.doc == d]) for d in docs]
-    rows.append(one("all", judged, left_out))
-    return pd.DataFrame(rows, columns=COVERAGE)
+def standing(claim_ids: list[str], full_strength: str, judged: pd.DataFrame) -> str:
+    """One reading row's standing (STANDINGS) given the judged claims (results/claims.csv rows, by claim)."""
+    if not claim_ids:
+        return NO_CLAIM
+    if any(c not in judged.index for c in claim_ids):
+        return PLANNED
+    rows = judged.loc[claim_ids]
+    for verdict in (NOT_JUDGED, DEFINITION):
+        if (rows.verdict == verdict).any():
+            return verdict
+    if (rows.scope == "proxy").any():
+        return "proxy"
+    if full_strength != "yes":
+        return WEAK
+    return FAILS if (rows.verdict == FAILS).any() else HOLDS
 
 
-def judge_claims(files_path: list[str], table_path: str, left_out_path: str, model: list[dict],
+def standings(judged: pd.DataFrame, reading: pd.DataFrame) -> pd.DataFrame:
+    """The reading with each statement's `standing` on this run (the report lists those not counted)."""
+    by_claim = judged.set_index("claim")
+    out = reading.copy()
+    out["standing"] = [standing(table.reading_claims(r.claims), r.full_strength, by_claim)
+                       for r in reading.itertuples()]
+    return out
+
+
+def coverage(judged: pd.DataFrame, reading: pd.DataFrame) -> pd.DataFrame:
+    """Per document and overall: the statements of the reading (the denominator), how many are judged at full
+    strength (holds or fails, the numerator), each standing, and the share."""
+    rows = standings(judged, reading)
+
+    def one(doc: str, part: pd.DataFrame) -> dict:
+        n = {s: int((part.standing == s).sum()) for s in STANDINGS}
+        full = n[HOLDS] + n[FAILS]
+        return {"doc": doc, "statements": len(part), "judged_full_strength": full, **n,
+                "share": round(full / len(part), 4) if len(part) else float("nan")}
+    out = [one(d, rows[rows.doc == d]) for d in sorted(set(rows.doc))]
+    out.append(one("all", rows))
+    return pd.DataFrame(out, columns=COVERAGE)
+
+
+def judge_claims(files_path: list[str], table_path: str, reading_path: str, model: list[dict],
                  families: list[dict], reduced: bool = False, settings: dict | None = None,
                  models: list[str] = ()) -> dict:
     """rule verdicts_claims: judge the claims table (`table_path`) against every registered output (`files_path`);
-    `left_out_path`: the conclusions the table leaves out (the coverage's denominator with it); `model`: the
-    model records the families declared ({'model_source': ...} each), `models` their names (a claim's `model`);
-    `settings`: the run's configuration."""
+    `reading_path`: docs/reading.csv, every testable statement of the documents (the coverage's denominator);
+    `model`: the model records the families declared ({'model_source': ...} each), `models` their names (a
+    claim's `model`); `settings`: the run's configuration."""
     sources = {name: rec.get("model_source", "") for name, rec in zip(models, model)}
     run = Run(reduced=reduced, models=sources, settings=settings)
     judged = judge(table.load(table_path), tables_from(files_path), run)
     return {"claims": judged, "claims_summary": counts(judged, from_dicts(families)),
-            "claims_coverage": coverage(judged, table.load_left_out(left_out_path))}
+            "claims_coverage": coverage(judged, table.load_reading(reading_path))}

@@ -13,9 +13,10 @@ from .registry import load_all
 
 # line: where the seed document states the conclusion (doc:line); model: the model record whose weights the
 # tables come from ('' when none); config: the settings the conclusion was drawn under (adbench.settings);
-# scope_note: what a non-`any` scope depends on; finding: why the claim fails, as measured at full size
+# scope_note: what a non-`any` scope depends on. Why a claim fails is its relation's reason on the run, never
+# pre-written text (a reference run's counts would read as this run's)
 COLUMNS = ["claim", "id", "doc", "line", "section", "conclusion", "relation", "tolerance", "scope", "size", "model",
-           "config", "scope_note", "finding"]
+           "config", "scope_note"]
 # any: must hold on whatever ran; pretrained: needs the real weights of its model; proxy: judged on a stand-in
 # trained here (counted apart); setup: needs something the documents pinned that this run cannot reproduce
 SCOPES = ("any", "pretrained", "proxy", "setup")
@@ -29,25 +30,50 @@ def default_path() -> Path:
     return Path(str(resources.files("adbench") / "data" / "claims.csv"))
 
 
-# Testable conclusions of the documents that the claims table does not judge, each with the reason:
-# the denominator of the coverage statement together with the claims table itself.
-LEFT_OUT_COLUMNS = ["doc", "section", "conclusion", "reason"]
+# The reading (docs/reading.csv, docs/reading.md): every statement of the two essays that a CPU run can test, each
+# with the claims that judge it (space-separated ids; empty when none does), whether they test the essay's own
+# strength (`yes`, or `no: <why>`; empty when no claim is named) and why nothing judges it (`reason`). It is the
+# denominator of the coverage line; it lives beside the documents' reading, not in the package, so the rule
+# passes its path.
+READING_COLUMNS = ["doc", "line", "statement", "claims", "full_strength", "reason"]
 
 
-def default_left_out_path() -> Path:
-    return Path(str(resources.files("adbench") / "data" / "claims_left_out.csv"))
+def reading_claims(cell: str) -> list[str]:
+    """The claim ids one reading row names ('' -> [])."""
+    return str(cell).split()
 
 
-def load_left_out(path: str | Path | None = None) -> pd.DataFrame:
-    """src/adbench/data/claims_left_out.csv, every cell text; ValueError names each malformed row."""
-    df = pd.read_csv(path or default_left_out_path(), dtype=str, keep_default_na=False)
-    if list(df.columns) != LEFT_OUT_COLUMNS:
-        raise ValueError(f"claims left-out table columns {list(df.columns)} != {LEFT_OUT_COLUMNS}")
-    problems = [f"row {i + 2}: " + ("bad doc " + repr(r.doc) if r.doc not in DOCS else "empty conclusion or reason")
-                for i, r in df.iterrows() if r.doc not in DOCS or not r.conclusion.strip() or not r.reason.strip()]
-    problems += [f"{c!r}: listed twice" for c in sorted(set(df.conclusion[df.conclusion.duplicated()]))]
+def _reading_errors(r: pd.Series) -> list[str]:
+    errors = []
+    if r.doc not in DOCS:
+        errors.append(f"bad doc {r.doc!r} (expected one of {DOCS})")
+    if not r.line.isdigit() or int(r.line) < 1:
+        errors.append(f"line {r.line!r} must be the seed document's line number")
+    if not r.statement.strip():
+        errors.append("empty statement")
+    ids = reading_claims(r.claims)
+    bad = [c for c in ids if not CLAIM_ID.match(c)]
+    if bad:
+        errors.append(f"claim ids {bad} must read <ID>.<kebab-name>, separated by spaces")
+    if ids and not (r.full_strength == "yes" or (r.full_strength.startswith("no:") and r.full_strength[3:].strip())):
+        errors.append(f"full_strength {r.full_strength!r} must be 'yes' or 'no: <why>'")
+    if not ids and r.full_strength:
+        errors.append("full_strength must be empty when no claim is named")
+    if not ids and not r.reason.strip():
+        errors.append("a statement no claim judges must say why in reason")
+    return errors
+
+
+def load_reading(path: str | Path) -> pd.DataFrame:
+    """docs/reading.csv, every cell text; ValueError names each malformed row (by its CSV line) and the fix."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(df.columns) != READING_COLUMNS:
+        raise ValueError(f"reading {path}: columns {list(df.columns)} != {READING_COLUMNS}")
+    problems = [f"row {i + 2} ({r.doc}:{r.line}): {e}" for i, r in df.iterrows() for e in _reading_errors(r)]
+    dup = df[df.duplicated(["doc", "line", "statement"])]
+    problems += [f"row {i + 2} ({r.doc}:{r.line}): statement listed twice" for i, r in dup.iterrows()]
     if problems:
-        raise ValueError("claims left-out table: " + "; ".join(problems))
+        raise ValueError(f"reading {path}: " + "; ".join(problems))
     return df
 
 

@@ -20,7 +20,7 @@ from ..verdicts.verdict import KINDS, LOUD, ORDER_FACTOR, REDUCED_UNJUDGED, STAT
 from ..families import Family, from_dicts
 from ..io import read_csv
 from ..missing import is_missing
-from ..outcomes import FAILS, NOT_JUDGED
+from ..outcomes import FAILS, HOLDS, NOT_JUDGED
 from . import SECTION, section
 
 
@@ -173,11 +173,12 @@ def environment(metas: list[dict]) -> dict:
 
 
 def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None,
-                   coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> dict:
+                   coverage: pd.DataFrame | None = None, reading: pd.DataFrame | None = None) -> dict:
     """What the templates read about the claims: every row, rows by ID, the ones that need attention first (fails,
     then fragile, then not judged) and the rest, the per-family counts (results/claims_summary.csv), the coverage
-    per document (results/claims_coverage.csv) and the conclusions left out (claims_left_out.csv). Empty, not
-    undefined, when the run has no claims (StrictUndefined)."""
+    per document (results/claims_coverage.csv) and the statements of the reading (docs/reading.csv, each with its
+    `standing`, claims.judge.standings) that the coverage does not count. Empty, not undefined, when the run has no
+    claims (StrictUndefined)."""
     rows = [] if claims is None else claims.fillna("").to_dict("records")
     by_id: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
@@ -190,10 +191,10 @@ def claims_context(claims: pd.DataFrame | None, summary: pd.DataFrame | None,
     seen = {r["claim"] for r in first}
     counts = [] if summary is None else summary.to_dict("records")
     cover = [] if coverage is None else coverage.to_dict("records")
-    listed = [] if left_out is None else left_out.fillna("").to_dict("records")
+    uncounted = [] if reading is None else reading[~reading.standing.isin((HOLDS, FAILS))].fillna("").to_dict("records")
     return {"rows": rows, "by_id": dict(by_id), "attention": attention,
             "rest": [r for r in rows if r["claim"] not in seen], "counts": counts, "coverage": cover,
-            "left_out": listed}
+            "uncounted": uncounted}
 
 
 def claim_changes_context(claims_changes: pd.DataFrame | None) -> dict:
@@ -232,7 +233,7 @@ def environment_for(template_dir: str, config: dict | None = None) -> jinja2.Env
 def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: dict | None = None,
            families: list[Family] = (), config: dict | None = None, models: dict | None = None,
            claims: pd.DataFrame | None = None, claims_summary: pd.DataFrame | None = None,
-           claims_coverage: pd.DataFrame | None = None, left_out: pd.DataFrame | None = None) -> str:
+           claims_coverage: pd.DataFrame | None = None, reading: pd.DataFrame | None = None) -> str:
     """Render report.html.j2 from `template_dir` into an HTML string; one section per family.
 
     `config`: the run's configuration, which the templates read instead of restating it (`setting`);
@@ -259,7 +260,7 @@ def render(template_dir: str, comparison: pd.DataFrame, collected: dict, extra: 
         "facts": run_facts(collected["metas"]), "comparison": comparison,
         "config": config, "models": models or {}, "moved_rules": moved_rules(config), "verdict_rules": verdict_rules(),
         "integrity": [],  # files not what their job wrote (render_report checks them): the top banner
-        "claims": claims_context(claims, claims_summary, claims_coverage, left_out),
+        "claims": claims_context(claims, claims_summary, claims_coverage, reading),
         "claim_changes": {},  # archive -> claims whose verdict changed (render_report fills it)
         **(extra or {}),
     }
@@ -270,20 +271,20 @@ def render_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: l
                   reduced: bool, rules: list[str], families: list[dict], settings: dict, models: list[str] = (),
                   claims_path: str | None = None, claims_summary: pd.DataFrame | None = None,
                   claims_changes: pd.DataFrame | None = None, claims_coverage: pd.DataFrame | None = None,
-                  left_out_path: str | None = None, template_dir: str | None = None,
+                  reading_path: str | None = None, template_dir: str | None = None,
                   timing_rules: list[str] = ()) -> dict:
     """rule render_report: report/report.html from the comparison, what changed, and every registered file
     (`files_path`); `model`: the model records the families declared (common.smk model_record), `models` their
     family keys, in the same order;
-    `claims_path`, `left_out_path`: results/claims.csv and the conclusions the claims table leaves out, each read
-    by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules that run
-    alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
-    from ..claims.judge import load_judged
-    from ..claims.table import load_left_out
+    `claims_path`, `reading_path`: results/claims.csv and docs/reading.csv (the documents' testable statements),
+    each read by its own loader (text cells: document ids such as 000 stay as printed); `timing_rules`: the rules
+    that run alone, marked on the run's timeline (results/run_cost.csv, adbench.runcost)."""
+    from ..claims.judge import load_judged, standings
+    from ..claims.table import load_reading
     from . import TEMPLATES
 
-    left_out = load_left_out(left_out_path) if left_out_path else None
     claims = load_judged(claims_path) if claims_path else None  # text cells, as the claims job wrote them
+    reading = standings(claims, load_reading(reading_path)) if reading_path and claims is not None else None
     # before rendering: every registered file against its job's record (adbench.cache), for the banner
     integrity = [{"path": p, "problem": why} for p, why in cache.check(files_path)]
     jobs, cost = runcost.run_cost(list(timing_rules))
@@ -293,5 +294,5 @@ def render_report(comparison: pd.DataFrame, changes: pd.DataFrame, files_path: l
              "claim_changes": claim_changes_context(claims_changes), "timeline": timeline}
     html = render(template_dir or str(TEMPLATES), comparison, collect(files_path), extra=extra,
                   families=from_dicts(families), config=settings, models=dict(zip(models, model)),
-                  claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage, left_out=left_out)
+                  claims=claims, claims_summary=claims_summary, claims_coverage=claims_coverage, reading=reading)
     return {"html": html.encode("utf-8"), "run_cost": runcost.table(jobs, cost)}

@@ -2,7 +2,9 @@
 
 A documented "0.25" allows |measured - 0.25| <= 0.005 (half a unit in the last printed place);
 a printed zero ("0", "0.0", "0.000e+00") means exactly 0; a row may instead declare `abs:<x>`,
-`rel:<x>` or `sig:<n>` (the first n significant digits agree: half a unit of the n-th).
+`rel:<x>` or `sig:<n>` (the first n significant digits agree: half a unit of the n-th), or `about`
+when the sentence writes "about 820": the trailing zeros of a whole number are then not significant
+(half a unit of its last nonzero digit, ±5), while digits written after a point ("about 2.0") stay so.
 `allowance` is that rule, in one place: the verdicts (`within`) and the history of what moved
 between runs (`moved_beyond`) both measure against it.
 """
@@ -17,6 +19,7 @@ from ..missing import is_missing, is_blank
 
 _NUM = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _SPEC = re.compile(r"^(abs|rel|sig):(.+)$")
+ABOUT = "about"  # the declared tolerance of a number the sentence writes "about": ("about", 0.0) parsed
 
 
 def bare(printed: str) -> str:
@@ -44,30 +47,46 @@ def is_printed_zero(documented: str) -> bool:
 
 
 def parse_spec(spec: str) -> tuple[str, float] | None:
-    """('abs'|'rel'|'sig', amount) of a declared tolerance; None when empty; ValueError when malformed."""
+    """('abs'|'rel'|'sig', amount) of a declared tolerance, or ('about', 0.0); None when empty; ValueError when
+    malformed."""
     spec = (spec or "").strip()
     if not spec:
         return None
+    if spec == ABOUT:
+        return ABOUT, 0.0
     m = _SPEC.match(spec)
     try:
         amount = float(m.group(2)) if m else math.nan
     except ValueError:
         amount = math.nan
     if not m or not amount > 0 or (m.group(1) == "sig" and not amount.is_integer()):
-        raise ValueError(f"tolerance {spec!r}: expected abs:<x>, rel:<x> (x > 0) or sig:<n> (integer n >= 1)")
+        raise ValueError(f"tolerance {spec!r}: expected abs:<x>, rel:<x> (x > 0), sig:<n> (integer n >= 1) or "
+                         f"{ABOUT} (the sentence writes 'about <number>')")
     return m.group(1), amount
 
 
 def declared_spec(cell) -> tuple[str, float] | None:
-    """The abs/rel/sig tolerance named in a tolerance cell, else None (the printed digits apply).
+    """The abs/rel/sig/about tolerance named in a tolerance cell, else None (the printed digits apply).
 
-    Takes the documented table's column ("sig:3", "") as well as the comparison's `tolerance`
-    column, which holds `describe`'s words: "rel:2" parses back, while "±5.0e-11 (printed
-    digits)", "exactly 0", "pattern" and "same text" name no declared tolerance."""
+    Takes the documented table's column ("sig:3", "about", "") as well as the comparison's `tolerance`
+    column, which holds `describe`'s words: "rel:2" and "about (±5: ...)" parse back, while "±5.0e-11
+    (printed digits)", "exactly 0", "pattern" and "same text" name no declared tolerance."""
     if is_blank(cell):
         return None
     text = str(cell).strip()
+    if text == ABOUT or text.startswith(ABOUT + " "):
+        return ABOUT, 0.0
     return parse_spec(text) if _SPEC.match(text) else None
+
+
+def _about_exponent(printed: str) -> int:
+    """The exponent of the last significant digit of a number written "about <printed>": a whole number's
+    trailing zeros do not count (about 820: tens), written decimals and an exponent's mantissa do (about 2.0)."""
+    s = bare(printed)
+    d = Decimal(s)
+    if "." in s or "e" in s.lower():
+        return d.as_tuple().exponent
+    return d.normalize().as_tuple().exponent
 
 
 def allowance(documented: str, spec: tuple[str, float] | None = None) -> Decimal:
@@ -84,6 +103,8 @@ def allowance(documented: str, spec: tuple[str, float] | None = None) -> Decimal
     if spec is None:
         return Decimal(5).scaleb(d.as_tuple().exponent - 1)
     how, amount = spec
+    if how == ABOUT:
+        return Decimal(5).scaleb(_about_exponent(documented) - 1)
     if how == "rel":
         return Decimal(repr(amount)) * abs(d)
     return Decimal(5).scaleb(d.adjusted() - int(amount))  # sig:n, half a unit of the n-th significant digit
@@ -117,7 +138,9 @@ def text_of(x) -> str:
 
 
 def describe(documented: str, spec: tuple[str, float] | None) -> str:
-    """The tolerance in words, for notes: '±5.0e-11 (printed digits)', 'exactly 0', 'sig:3'."""
+    """The tolerance in words, for notes: '±5.0e-11 (printed digits)', 'exactly 0', 'sig:3', 'about (±5: ...)'."""
+    if spec is not None and spec[0] == ABOUT:
+        return f"{ABOUT} (±{allowance(documented, spec):g}: written 'about', trailing zeros not significant)"
     if spec is not None:
         short = f"{spec[1]:g}"  # as the comparison always printed it, unless that loses digits
         return f"{spec[0]}:{short if float(short) == spec[1] else repr(spec[1])}"
