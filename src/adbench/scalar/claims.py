@@ -3,7 +3,7 @@
 Each relation reads this family's tables (results/S*/) and returns an Outcome whose checks carry their margins;
 each declares its two boundary controls (`edge`). `sources` says which computation produced each cell.
 Issue 28's conclusions live in claims_checks.py (S7's gradient checks) and claims_engines.py (S4's visited set,
-S8's upstream vector, S10's counted engine), imported at the end.
+S8's upstream vector, S10's counted engine); family.py lists all three for the registry.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ import math
 
 import numpy as np
 
-from ..claims import (EPS32, EPS64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near, qv, relation, row,
+from ..claims import (EPS32, EPS64, FAR, Edge, Flip, Move, at_least, at_most, flag, g, judged, near, qv, relation, row,
                       same_float, sources, times_at_least, times_within, truthy, ulps_away)
 
-# "far more", "far above": at least two orders of magnitude; the same bound wherever a claim says it
-FAR = 100.0
 
 sources("S1/gradients", {"tape": "tape", "torch float64": "torch float64", "torch float32": "torch float32",
                          "central difference": "central difference", "central difference:h": "input",
@@ -369,6 +367,3 @@ def mlp_tape_matches_torch32(t):
     return judged(f"max |tape - torch32| {g(diff)} (largest gradient {g(scale)})",
                   at_most(diff / (EPS32 * scale), len(d), "largest difference in float32 ulps of the largest gradient",
                           "ulps", len(d) / 4))
-
-
-from . import claims_checks, claims_engines  # noqa: E402,F401  S7's gradient checks; S4's visited set, S8, S10's engine

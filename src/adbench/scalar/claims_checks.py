@@ -1,14 +1,13 @@
 """The S family's conclusions about directional gradient checks (S7, issue 28): what one direction cannot see
 (an orthogonal error, an error below the check's own), a check through fresh dropout masks, ReLU's kink, and
-four mutated backward rules. Imported at the end of scalar/claims.py.
+four mutated backward rules. Listed in family.py's `claims`, which the registry reads.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..claims import Flip, flag, g, judged, relation, row, sources, times_at_least, truthy
-from .claims import FAR
+from ..claims import FAR, Flip, flag, g, judged, relation, row, sources, times_at_least, truthy
 
 # abs_error compares the central difference along v with torch's gradient plus the corruption; correct_abs_error
 # with torch's gradient alone: the corrupted and the correct check share the central difference
