@@ -48,7 +48,7 @@ class Family:
 
     @property
     def letter(self) -> str:
-        """The catalog letter of its IDs (S1, S2, ... -> 'S')."""
+        """The catalog letter of its IDs ('X' for X1, X2, ...)."""
         return self.ids[0].rstrip("0123456789")
 
     def module(self, name: str) -> str:
