@@ -153,12 +153,12 @@ matrix: $(SETUP)
 	@echo "History written to $(CURDIR)/report/history.html"
 
 # The shipped reference history (reference/, README "Tested range"): the matrix over reference/matrix.yaml at full
-# size, then reference/ from its history and the locked stack's archive (adbench.history.reference).
+# size, then reference/ from its history and the locked stack's archive (adbench.matrix.reference).
 reference: $(SETUP)
 	@start=$$(date +%s); \
 	$(BIN)/snakemake -s workflow/matrix/Snakefile --cores $(CORES) --resources mem_mb=$(MEM_MB) \
 	  --configfile config.yaml reference/matrix.yaml && \
-	$(BIN)/python -m adbench.history.reference --matrix reference/matrix.yaml --wall $$(( $$(date +%s) - start ))
+	$(BIN)/python -m adbench.matrix.reference --matrix reference/matrix.yaml --wall $$(( $$(date +%s) - start ))
 
 test: $(TEST_STAMP) browser slurm
 	$(BIN)/python -m pytest

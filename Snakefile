@@ -15,26 +15,30 @@ configfile: "config.yaml"
 report: "workflow/captions/workflow.rst"
 
 
-# Helpers and the one config check, the timing chain's base rules; then the corpus that several families read.
+# Helpers and the one config check, the base rule every job uses, the timing chain's base rules; then the
+# corpus that several families read.
 include: "workflow/rules/common.smk"
+include: "workflow/rules/measure.smk"
 include: "workflow/rules/timing.smk"
 include: "workflow/rules/corpus.smk"
 
 
-# Every other rules file is a family (it declares itself with family(...)); the report's come last
-# because they read the registry the families filled: verdicts, what changed, the archive, rendering.
+# Each declared family's rules file (src/adbench/<key>/family.py declares it; key order, so a family may read
+# an earlier one's rules.<name>); the report's come last because they read the registry the families filled:
+# verdicts, what changed, the archive, rendering.
 REPORT_RULES = ["verdicts.smk", "changes.smk", "archive.smk", "render.smk"]
-INFRASTRUCTURE = {"common.smk", "timing.smk", "corpus.smk", *REPORT_RULES}
-for _rules in sorted((ROOT / "workflow/rules").glob("*.smk")):
-    if _rules.name not in INFRASTRUCTURE:
+for _key in sorted(FAMILIES):
 
-        include: _rules
+    include: FAMILIES[_key].rules
 
 
 for _rules in REPORT_RULES:
 
     include: f"workflow/rules/{_rules}"
 
+
+# Every rule's log and benchmark, named after the rule (common.smk): no rule states them.
+name_logs()
 
 # Timing jobs claim every machine share (see sized() in common.smk); the total is a global resource
 # here, so plain `snakemake --cores N` keeps them alone, and --unlock / --report need no --cores.

@@ -8,7 +8,7 @@ from pathlib import Path
 from adbench.families import Family
 from adbench.verdicts import documented
 
-# A stand-in for the declared families (the real list comes from the rules files' family(...)).
+# A stand-in for the declared families (the real list: adbench.families.declared, from each family.py).
 FAMS = [Family("scalar", "Scalar", ("S1", "S2", "S3"), 10), Family("tensor", "Tensor", ("T1",), 20),
         Family("charlm", "Character model", ("C1",), 80)]
 

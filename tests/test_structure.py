@@ -1,5 +1,5 @@
-"""One place for each fact: the family guide is true, families come from their rules files, Snakemake's
-own commands work as typed, params are as narrow as the job, timing jobs run alone."""
+"""One place for each fact: the family guide is true, families come from their declarations (family.py), the
+package has no import circle, Snakemake's own commands work as typed, params are as narrow as the job."""
 
 import importlib
 import importlib.util
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adbench.families import Family
+from adbench.families import Family, declared
 from workflow_inspect import from_workflow
 from conftest import ROOT, SMOKE, planned_jobs, snakemake
 
@@ -42,7 +42,7 @@ def test_every_path_and_module_the_guide_names_exists():
     paths |= set(_guide_blocks())
     # the example's own files are created by the next test; <family> must fit an existing family
     paths = {p.replace("<family>", "scalar").replace("<name>", "measure").replace("<job>", "x")
-             for p in paths if EXAMPLE not in p and "X1" not in p}
+             for p in paths if EXAMPLE not in p and "Z1" not in p}
     paths -= {"logs/x.log", "benchmarks/x.tsv"}
     assert len(paths) >= 12, paths
     missing = sorted(p for p in paths if not list(ROOT.glob(p)))
@@ -61,17 +61,26 @@ def test_every_path_and_module_the_guide_names_exists():
             pytest.fail(f"guide names {name}, which does not import")
     helpers = (ROOT / "workflow/rules/common.smk").read_text()
     for helper in re.findall(r"`(\w+)\(", text):  # family(, register(, prov(, sized(, LOG( ...
-        if helper in {"family", "register", "job", "prov", "sized", "LOG", "BENCH", "SCRIPT", "id_outputs"}:
+        if helper in {"register", "model_record", "job", "prov", "sized", "LOG", "BENCH", "SCRIPT", "id_outputs"}:
             assert f"def {helper}(" in helpers, helper
 
 
-DEMO_FILES = ("src/adbench/demo/__init__.py", "src/adbench/demo/probe.py", "src/adbench/demo/plots.py",
-              "src/adbench/demo/claims.py", "src/adbench/demo/config_checks.py", "src/adbench/demo/section.html.j2",
-              "workflow/rules/demo.smk")
+DEMO_FILES = ("src/adbench/demo/__init__.py", "src/adbench/demo/family.py", "src/adbench/demo/probe.py",
+              "src/adbench/demo/plots.py", "src/adbench/demo/claims.py", "src/adbench/demo/config_checks.py",
+              "src/adbench/demo/section.html.j2", "workflow/rules/demo.smk", "tests/test_demo.py")
+# The unit tests a family must pass, run on the guide's family in the project copy: structure, claims, the tables.
+UNIT_ON_DEMO = ["tests/test_structure.py", "tests/test_claims.py", "tests/test_claims_structure.py",
+                "tests/test_verdicts_documented.py", "tests/test_config.py", "tests/test_demo.py"]
 
 
 def _add_demo_family(project: Path) -> None:
-    """Follow the guide's five places in a project copy, using its code blocks verbatim."""
+    """Follow the guide's places in a project copy, using its code blocks verbatim; the copy gets the tests, the
+    guide and pyproject.toml (pytest's markers, snakefmt's line length) too, so its unit tests run there."""
+    import shutil
+
+    for folder in ("tests", "docs"):
+        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
     blocks = _guide_blocks()
     for rel in DEMO_FILES:
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -88,36 +97,46 @@ def _add_demo_family(project: Path) -> None:
             fh.write(blocks[f"src/adbench/data/{table}"])
 
 
+WORKFLOW_FAMILIES = (f"import json, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); "
+                     "from workflow_inspect import from_workflow; "
+                     "print(json.dumps([[f.key, list(f.ids)] for f in from_workflow('.')]))")
 JUDGE_DEMO = ("import sys; from adbench.claims import judge, table; from adbench.claims.judge import tables_from; "
-              "c = table.load(); j = judge.judge(c[c.id == 'X1'], tables_from(['results/X1/grads.csv'])); "
+              "c = table.load(); j = judge.judge(c[c.id == 'Z1'], tables_from(['results/Z1/grads.csv'])); "
               "print(j.verdict.iloc[0], j.margin.iloc[0])")
 
 
 @pytest.mark.slow
 @pytest.mark.dag
 def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(project):
-    """The guide's family, in its five places: in the dry run with its figure and the report, its job and figure
-    run, its claim holds on what the job wrote (judged by the core from its claims.py), its config check refuses
-    a bad value, and the core still names no family."""
+    """The guide's family, in every place the guide lists: in the dry run with its figure and the report, its job
+    and figure run, its claim holds on what the job wrote (judged by the core from its claims.py), its config
+    check refuses a bad value, and the unit suite's structure, claims and table tests pass with it."""
     import subprocess
     import sys
 
-    before = from_workflow(project)
-    assert EXAMPLE not in {f.key for f in before}
+    env = {**__import__("os").environ, "PYTHONPATH": str(project / "src")}
+
+    def workflow_families() -> list[list]:
+        """[key, ids] of each family the copy's workflow declares, parsed in a fresh interpreter (this one has
+        already imported the checkout's package, whose declarations it caches)."""
+        out = subprocess.run([sys.executable, "-c", WORKFLOW_FAMILIES], cwd=project, env=env, capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return __import__("json").loads(out.stdout.splitlines()[-1])
+
+    assert EXAMPLE not in {k for k, _ in workflow_families()}
     _add_demo_family(project)
-    fams = from_workflow(project)
-    assert [f.key for f in fams if f.key == EXAMPLE] == [EXAMPLE]
-    assert next(f for f in fams if f.key == EXAMPLE).ids == ("X1",)
+    assert [[k, ids] for k, ids in workflow_families() if k == EXAMPLE] == [[EXAMPLE, ["Z1"]]]
     res = snakemake(project, "--cores", "2", "-n", *SMOKE)
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = planned_jobs(res.stdout + res.stderr)
-    assert jobs.get("demo_x1") == 1 and jobs.get("demo_x1_plot") == 1 and jobs.get("render_report") == 1
+    assert jobs.get("demo_z1") == 1 and jobs.get("demo_z1_plot") == 1 and jobs.get("render_report") == 1
     # the tiny jobs run (generic script, run_job) and write what the guide promises
-    res = snakemake(project, "--cores", "1", "results/X1/values.csv", "results/X1/plot.svg", *SMOKE)
+    res = snakemake(project, "--cores", "1", "results/Z1/values.csv", "results/Z1/plot.svg", *SMOKE)
     assert res.returncode == 0, res.stderr[-3000:]
-    values = (project / "results/X1/values.csv").read_text()
-    assert "X1,grad,6.0" in values and (project / "results/X1/meta.json").exists()
-    assert (project / "results/X1/plot.svg").read_text().lstrip().startswith("<?xml")
+    values = (project / "results/Z1/values.csv").read_text()
+    assert "Z1,grad,6.0" in values and (project / "results/Z1/meta.json").exists()
+    assert (project / "results/Z1/plot.svg").read_text().lstrip().startswith("<?xml")
     # its claim, judged as verdicts_claims judges it: found through the family's claims.py, and it holds
     out = subprocess.run([sys.executable, "-c", JUDGE_DEMO], cwd=project, capture_output=True, text=True,
                          env={**__import__("os").environ, "PYTHONPATH": str(project / "src")})
@@ -127,6 +146,13 @@ def test_a_family_added_by_following_the_guide_joins_the_dag_and_the_report(proj
     (project / "bad.yaml").write_text("demo: {h: 5.0}\n")
     res = snakemake(project, "--cores", "1", "-n", *SMOKE, "bad.yaml")
     assert res.returncode != 0 and "'demo.h' = 5.0 and 'demo.x' = 3.0" in res.stderr + res.stdout
+    # the claims fixture, as the guide says (place 9), then the unit tests a family must pass, on the copy
+    out = subprocess.run([sys.executable, "tests/claims_fixture.py", "results"], cwd=project, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and (project / "tests/data/claims/Z1/grads.csv").exists(), out.stderr[-2000:]
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
+                          *UNIT_ON_DEMO], cwd=project, env=env, capture_output=True, text=True, timeout=1500)
+    assert out.returncode == 0, out.stdout[-4000:]
 
 
 def test_render_refuses_a_family_without_section(tmp_path):
@@ -262,12 +288,12 @@ def test_every_rule_is_named_after_its_rules_file():
 # ---- the core names no family ----------------------------------------------------------------------------------
 # The core: every module of the package that is not a family's folder, with its templates, and the rules files that
 # are not a family's. Families fill its registries; it never names one.
-CORE_RULES = ["Snakefile", *(f"workflow/rules/{f}.smk" for f in ("common", "timing", "corpus", "verdicts", "changes",
-                                                                  "archive", "render"))]
+CORE_RULES = ["Snakefile", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "workflow/rules").glob("*.smk")
+                                   if str(p.relative_to(ROOT)) not in {f.rules for f in declared()})]
 
 
 def _family_packages() -> list[str]:
-    """The family folders: packages with a report section."""
+    """The family folders: packages with a report section (test_every_family_folder_is_declared: the declared ones)."""
     from adbench.render import PACKAGE, SECTION
 
     return sorted(d.name for d in PACKAGE.iterdir() if (d / SECTION).exists())
@@ -309,3 +335,139 @@ def test_the_family_grep_catches_a_family_name_and_an_id():
     assert _naming("import adbench.gpt2.arch", families, ids) == ["gpt2"]
     assert _naming("the Scalar tape", families, ids) == ["Scalar"]
     assert _naming("t0 = time.perf_counter(); X1/table", families, ids) == []  # control: not a family
+
+
+# ---- a family is declared once: every reader takes the declarations --------------------------------------------
+def _declaration_gaps(fam: Family, folder: Path, rules_text: str) -> list[str]:
+    """What a family's folder or rules file holds that its declaration leaves out, or names but lacks."""
+    from adbench.render import TEMPLATE_SUFFIXES
+
+    gaps = [f"template {n}" for n in fam.templates if not (folder / n).exists()]
+    gaps += [f"undeclared template {p.name}" for p in folder.iterdir()
+             if p.suffix in TEMPLATE_SUFFIXES and p.name not in fam.templates]
+    claims = sorted(p.stem for p in folder.glob("claims*.py"))
+    gaps += [f"claims modules {claims}, declared {sorted(fam.claims)}"] if claims != sorted(fam.claims) else []
+    defined = set(re.findall(r"^(?:rule|use rule \w+ as) (\w+)(?: with)?:", rules_text, re.M))
+    gaps += [f"timing rule {r} not in {fam.rules}" for r in fam.timing_rules if r not in defined]
+    return gaps
+
+
+def test_every_family_folder_is_declared_and_every_declaration_is_whole():
+    from adbench.render import PACKAGE
+
+    fams = declared()
+    assert [f.order for f in fams] == sorted(f.order for f in fams)  # report order
+    assert sorted(f.key for f in fams) == _family_packages()  # a folder with a section and no family.py is named
+    for fam in fams:
+        assert _declaration_gaps(fam, PACKAGE / fam.key, (ROOT / fam.rules).read_text()) == [], fam.key
+    # the workflow's families are the declarations (render_report's params), in the same order
+    assert [f.as_dict() for f in from_workflow(ROOT)] == [f.as_dict() for f in fams]
+    # negative control: a template, a claims module and a timing rule the declaration misses are each named
+    scalar = next(f for f in fams if f.key == "scalar")
+    short = Family("scalar", "x", ("S1",), 1, claims=("claims",), timing_rules=("scalar_nowhere",))
+    assert _declaration_gaps(short, PACKAGE / "scalar", (ROOT / scalar.rules).read_text()) == [
+        "undeclared template stepper.js", f"claims modules {sorted(scalar.claims)}, declared ['claims']",
+        "timing rule scalar_nowhere not in workflow/rules/scalar.smk"]
+
+
+def test_the_timing_rules_are_the_declared_ones():
+    """sized(timing=True) in the rules and `timing_rules` in the declarations name the same rules."""
+    from workflow_inspect import inspect_workflow
+
+    def exclusive(wf):
+        return {r.name for r in wf.rules if r.output and r.resources.get("slurm_extra") == "--exclusive"}
+    assert inspect_workflow(ROOT, ("config.yaml",), exclusive) == {r for f in declared() for r in f.timing_rules}
+
+
+def _import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the package's modules it imports (at any depth of the code: a function's import counts too)."""
+    from adbench.provenance import _local_imports, _module_file
+
+    graph = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package.parent).with_suffix("").parts
+        name = ".".join(rel[:-1] if path.name == "__init__.py" else rel)
+        graph[name] = {m for m in _local_imports(name, path, rel[0]) if m != name and _module_file(m)}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan): the import circles."""
+    index, low, stack, out = {}, {}, [], []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(comp) > 1:
+                out.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _parts(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The same graph between the package's parts (adbench.<part>...): an upward import closes a circle here."""
+    def part(m: str) -> str:
+        return m.split(".")[1] if "." in m else ""
+    out: dict[str, set[str]] = {}
+    for a, bs in graph.items():
+        out.setdefault(part(a), set()).update(part(b) for b in bs if part(b) not in ("", part(a)))
+    return out
+
+
+def test_the_package_has_no_import_circle_between_modules_or_parts():
+    from adbench.render import PACKAGE
+
+    graph = _import_graph(PACKAGE)
+    assert len(graph) > 100 and graph["adbench.claims.registry"]  # the whole package was read
+    assert _circles(graph) == [] and _circles(_parts(graph)) == []
+    # negative controls: a sibling imported back (a family's claims), and a lower part importing a higher one
+    assert _circles({"f.claims": {"f.claims_x"}, "f.claims_x": {"f.claims"}}) == [["f.claims", "f.claims_x"]]
+    assert _circles(_parts({"a.history.x": {"a.matrix.y"}, "a.matrix.y": {"a.history.z"}, "a.history.z": set()})) \
+        == [["history", "matrix"]]
+
+
+# ---- the rules dialect: each rule states only what is its own ---------------------------------------------------
+def _restated(text: str) -> list[str]:
+    """Directives a rules file states that the base rule and name_logs (common.smk) state once for every rule."""
+    found = re.findall(r"^    (log|benchmark):", text, re.M)
+    return found + (['SCRIPT("measure")'] if 'SCRIPT("measure")' in text else [])
+
+
+def test_rules_state_neither_log_nor_benchmark_nor_the_generic_script():
+    texts = {p.name: p.read_text() for p in sorted((ROOT / "workflow/rules").glob("*.smk"))}
+    assert {n: _restated(t) for n, t in texts.items() if n != "measure.smk"} == {n: [] for n in texts
+                                                                               if n != "measure.smk"}
+    assert _restated(texts["measure.smk"]) == ['SCRIPT("measure")']  # the base states the script, once
+    # negative control: a rule written the old way is named
+    assert _restated('rule x:\n    log:\n        LOG("x"),\n    benchmark:\n        BENCH("x")\n') == ["log", "benchmark"]
+
+
+def _logs(wf) -> dict[str, tuple[list[str], str]]:
+    """Rule -> (its logs, its benchmark), for every rule that writes something."""
+    def plain(path) -> str:  # without the wildcards' constraints ({process,\d+} -> {process})
+        return re.sub(r"\{(\w+),[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", r"{\1}", str(path))
+    return {r.name: ([plain(x) for x in r.log], plain(r.benchmark)) for r in wf.rules if r.output}
+
+
+def test_every_job_logs_and_benchmarks_under_its_rule_name():
+    from workflow_inspect import inspect_workflow
+
+    logs = inspect_workflow(ROOT, ("config.yaml",), _logs)
+    assert len(logs) > 50
+    for name, (log, bench) in logs.items():
+        stem = re.fullmatch(r"logs/(.+)\.log", log[0]).group(1)
+        assert len(log) == 1 and re.fullmatch(rf"{name}(_\{{\w+\}})*", stem) and bench == f"benchmarks/{stem}.tsv", name
+    assert len({log[0] for log, _ in logs.values()}) == len(logs)  # no two rules share a log
+    wildcard = {n: log[0] for n, (log, _) in logs.items() if "{" in log[0]}
+    assert wildcard["scalar_s9_run"] == "logs/scalar_s9_run_{process}.log"  # one log per job: the wildcard in it

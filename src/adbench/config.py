@@ -7,8 +7,8 @@ meaning are written once per kind, each a small pure function over tables of the
 applies to: shapes that must conform (`rectangular`, `conforming`), indices that must lie in
 range (`in_range`), members of a set (`one_of`), parts that must add up (`partition`) and sweeps
 in the order the code assumes (`ordered`). The tables, and any check of their own (`checks`), come
-from each family's `adbench.<family>.config_checks` (imported by `family_checks`); this module names
-no family. Pure Python: reading the config imports neither torch nor transformers.
+from each declared family's `adbench.<family>.config_checks` (imported by `family_checks`); this module
+names no family. Pure Python: reading the config imports neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import pkgutil
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
@@ -285,10 +284,11 @@ def _corpus_readable(cfg: dict) -> Iterator[str]:
 
 
 def family_checks() -> list:
-    """Every family's config_checks module (adbench.<package>.config_checks), in package order."""
-    import adbench
+    """Every declared family's config_checks module (adbench.<family>.config_checks, where it has one), in package
+    (key) order, so the problems of one config print in the same order wherever it is checked."""
+    from .families import declared
 
-    names = [f"adbench.{i.name}.config_checks" for i in pkgutil.iter_modules(adbench.__path__) if i.ispkg]
+    names = sorted(f.module("config_checks") for f in declared())
     return [importlib.import_module(n) for n in names if importlib.util.find_spec(n) is not None]
 
 

@@ -224,3 +224,33 @@ def mark_unjudged(values: pd.DataFrame, reason: str, prefix: str = "ratio") -> p
     out = values.copy()
     out["unjudged_reason"] = np.where(out.quantity.str.startswith(prefix), reason, "")
     return out
+
+
+# ---- the timing chain's steps, written once: a family supplies its candidates and its summary rows ---------------
+def calibration_table(candidates: dict[str, Callable[[], object]], target_ms: float, check: dict | None = None
+                      ) -> pd.DataFrame:
+    """The calibrate step: loop counts per candidate, fixed once for every process run (`check`: columns of the
+    agreement check the candidates passed, repeated on each row)."""
+    loops = {n: calibrate(fn, target_ms / 1e3) for n, fn in candidates.items()}
+    return pd.DataFrame([{"candidate": n, "loops": k, **(check or {})} for n, k in loops.items()])
+
+
+def process_run(candidates: dict[str, Callable[[], object]], calibration: pd.DataFrame, rounds: int, warmup: int,
+                seed: int, process: int, retries: int = 0) -> dict:
+    """The run step: one process run (warm-up, balanced randomized rounds, again while noisy), raw samples out."""
+    loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
+    samples, load = timed_attempts(candidates, loops, rounds, warmup, seed * 1000 + process, retries)
+    samples.insert(0, "process", process)
+    samples["order_seed"] = seed * 1000 + process
+    import torch  # the candidates imported it already; the summary step never does
+
+    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads(), **load}}
+
+
+def summary_tables(samples: list[pd.DataFrame], slow: str, fast: str, bootstrap: int, seed: int,
+                   values: Callable[[dict, pd.DataFrame], pd.DataFrame]) -> dict:
+    """The summary step: per-process medians, the ratio range and its bootstrap CI; `values(head, per_process)`
+    builds the family's values.csv from the headline numbers, its ratio rows withheld while a process stayed noisy."""
+    proc, head = summarize(samples, slow, fast, bootstrap, seed)
+    reason = unjudged_reason(head["noisy_processes"], len(samples), head["retries"])
+    return {"values": mark_unjudged(values(head, proc), reason), "per_process": proc, "samples": head["samples"]}

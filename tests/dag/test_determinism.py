@@ -2,7 +2,7 @@
 
 Volatile figures (wall times, RSS, stopwatch samples) live either in columns whose name ends in
 `_volatile` or in the timing files listed below; everything else must not move between runs.
-The lists are explicit, so a newly volatile column or file fails this test until it is named here.
+The lists are explicit, so a newly volatile column or file fails this test until its family.py names it.
 """
 
 import csv
@@ -12,34 +12,25 @@ from pathlib import Path
 
 import pytest
 
+from adbench.families import declared
+
 # Slow as a whole: the comparison of two smoke runs; the negative control of its helpers (which test_slurm.py
 # uses too) runs beside it.
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 SUFFIX = "_volatile"
-# Whole files that are stopwatch output: loop counts calibrated against the clock, raw samples,
-# per-process medians and the values computed from them.
-VOLATILE_FILES = [
-    "S9/calibration.csv", "S9/runs/*/samples.csv", "S9/samples.csv", "S9/per_process.csv", "S9/values.csv",
-    "L6/timing/calibration.csv", "L6/timing/runs/*/samples.csv", "L6/timing/samples.csv",
-    "L6/timing/per_process.csv", "L6/timing/values.csv",
-    "G6/timing.csv",
-    "run_cost.csv",  # the run's own timeline: wall and CPU seconds of every job
-]
+# Whole files that are stopwatch output (loop counts calibrated against the clock, raw samples, per-process
+# medians and the values computed from them) and *_volatile columns per file: each family declares its own in its
+# family.py (volatile_files, volatile_columns); the run's own timeline is the core's.
+VOLATILE_FILES = [*(g for f in declared() for g in f.volatile_files),
+                  "run_cost.csv"]  # the run's own timeline: wall and CPU seconds of every job
 # Columns named *_volatile, per file: the test fails if one appears or disappears unannounced.
-VOLATILE_COLUMNS = {
-    "C1/train/*/run.csv": {"train_seconds_volatile"},
-    "C1/summary.csv": {"train_seconds_volatile"},
-    "G6/saved.csv": {"forward_s_volatile"},
-    "G6/summary.csv": {"peak_rss_bytes_volatile", "checkpoint_time_ratio_volatile", "plain_median_s_volatile",
-                       "checkpoint_median_s_volatile", "timing_retries_volatile",
-                       "plain_minor_faults_volatile", "checkpoint_minor_faults_volatile"},
-}
+VOLATILE_COLUMNS = {glob: set(cols) for f in declared() for glob, cols in f.volatile_columns}
 # Timed rows inside otherwise deterministic long tables: (file, id, quantity); comparison.csv also
 # carries every row of the volatile values files above.
 VOLATILE_ROWS = {(f, "G6", q) for f in ("G6/values.csv", "comparison.csv")
                  for q in ("checkpoint_time_overhead_pct", "checkpoint_time_overhead_pct_transformers")}
-TIMED_VALUES = ["S9/values.csv", "L6/timing/values.csv"]
+TIMED_VALUES = [g for g in VOLATILE_FILES if g.endswith("/values.csv")]  # timed values: S9's, L6's
 
 
 def timed_claims() -> set[str]:

@@ -20,10 +20,6 @@ rule archive:
         files=report_inputs,
     output:
         manifest=f"archive/{ARCHIVE_LABEL}.manifest.json",
-    log:
-        LOG("archive"),
-    benchmark:
-        BENCH("archive")
     conda:
         ENV
     resources:

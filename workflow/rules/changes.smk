@@ -4,7 +4,7 @@
 from adbench.history.archive import archive_dir
 
 
-rule changes:
+use rule measure as changes with:
     input:
         [f"{archive_dir(entry)}/MANIFEST.json" for entry in config["compare_to"]],  # the archives compared
         comparison=rules.verdicts_compare.output.comparison,
@@ -14,14 +14,6 @@ rule changes:
         changes=report("results/changes.csv", caption="../captions/changes.rst", category="Comparison"),
         # every claim per compared archive, whose verdict changed first (adbench.history.changes.claim_changes)
         claims_changes="results/claims_changes.csv",
-    log:
-        LOG("changes"),
-    benchmark:
-        BENCH("changes")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.history.changes:compare_runs",
@@ -33,5 +25,3 @@ rule changes:
                 current_env=dict(versions=versions(), device=config["device"]),
             ),
         ),
-    script:
-        SCRIPT("measure")

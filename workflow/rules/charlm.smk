@@ -3,14 +3,12 @@
 
 from adbench.charlm.variants import VARIANTS
 
-family("charlm", "A character model trained five ways", ("C1",), order=80)
-
 # The five of the documents, then a control: no_zero_grad with gradient clipping switched on
 # (adbench.charlm.variants, torch-free, is the one list; the rules only read it).
 C1_VARIANTS = list(VARIANTS)
 
 
-rule charlm_train:
+use rule measure as charlm_train with:
     input:
         corpus_text=rules.corpus.output.corpus,
         train_text=rules.corpus.output.train,
@@ -20,15 +18,9 @@ rule charlm_train:
         weights="results/C1/weights/{variant}.pt",
         run="results/C1/train/{variant}/run.csv",
         meta="results/C1/train/{variant}/meta.json",
-    log:
-        LOG("charlm_train_{variant}"),
-    benchmark:
-        BENCH("charlm_train_{variant}")
     wildcard_constraints:
         variant="|".join(C1_VARIANTS),
     priority: PRIORITY["long"]
-    conda:
-        ENV
     resources:
         # ~50 s CPU per variant (GEMMs on the faster backend, adbench.charlm.backend); 17 = 3x the slowest wall (339 s) of a
         # full default run on 2 cores shared with other work
@@ -39,11 +31,9 @@ rule charlm_train:
             args=dict(**config["charlm"]["train"], gemm_backend=config["charlm"]["gemm_backend"]),
             seed=config["charlm"]["train"]["seed"],
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule charlm_eval:
+use rule measure as charlm_eval with:
     input:
         weights=expand(rules.charlm_train.output.weights, variant=C1_VARIANTS),
         corpus_text=rules.corpus.output.corpus,
@@ -53,25 +43,15 @@ rule charlm_eval:
         heldout="results/C1/heldout.csv",
         baselines="results/C1/baselines.csv",
         meta="results/C1/eval.meta.json",
-    log:
-        LOG("charlm_eval"),
-    benchmark:
-        BENCH("charlm_eval")
     priority: PRIORITY["chain"]
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.charlm.evaluate:measure_eval", args=dict(variants=C1_VARIANTS)),
-    script:
-        SCRIPT("measure")
 
 
 # The trained correct model as a stand-in for the GPT-2 probes that need trained weights (proxy claims of
 # G2, G3, G5): its per-character surprise on the held-out text, and one held-out target's backward pass
 # (residual-state gradient norms, the q/k/v split of each attention projection's gradient).
-rule charlm_proxy:
+use rule measure as charlm_proxy with:
     input:
         weights=one(rules.charlm_train.output.weights, variant="correct"),
         corpus_text=rules.corpus.output.corpus,
@@ -82,15 +62,7 @@ rule charlm_proxy:
         states="results/C1/states.csv",
         qkv="results/C1/qkv.csv",
         meta="results/C1/proxy.meta.json",
-    log:
-        LOG("charlm_proxy"),
-    benchmark:
-        BENCH("charlm_proxy")
     priority: PRIORITY["chain"]
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.charlm.proxy:measure_proxy",
@@ -99,13 +71,11 @@ rule charlm_proxy:
                 surprise_extremes=config["charlm"]["surprise_extremes"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
 # The scaled loss (x charlm.train.loss_scale) under plain SGD and one AdamW step (C1 model, float64, its first batches), and how far each
 # run's weights moved from the shared initial state (rebuilt from the seed): no training numbers change.
-rule charlm_checks:
+use rule measure as charlm_checks with:
     input:
         weights=expand(rules.charlm_train.output.weights, variant=C1_VARIANTS),
         corpus_text=rules.corpus.output.corpus,
@@ -115,15 +85,7 @@ rule charlm_checks:
         one_step="results/C1/checks/one_step.csv",
         drift="results/C1/checks/drift.csv",
         meta="results/C1/checks/meta.json",
-    log:
-        LOG("charlm_checks"),
-    benchmark:
-        BENCH("charlm_checks")
     priority: PRIORITY["chain"]
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.charlm.checks:measure_checks",
@@ -148,11 +110,9 @@ rule charlm_checks:
             ),
             seed=config["charlm"]["train"]["seed"],
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule charlm_summary:
+use rule measure as charlm_summary with:
     input:
         heldout=rules.charlm_eval.output.heldout,
         baselines=rules.charlm_eval.output.baselines,
@@ -161,15 +121,7 @@ rule charlm_summary:
         runs=expand(rules.charlm_train.output.run, variant=C1_VARIANTS),
     output:
         **id_outputs("C1", "values", "summary", "curves", "grad_norms"),
-    log:
-        LOG("charlm_summary"),
-    benchmark:
-        BENCH("charlm_summary")
     priority: PRIORITY["chain"]
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.charlm.summary:measure_summary",
@@ -180,11 +132,9 @@ rule charlm_summary:
                 loss_scale=config["charlm"]["train"]["loss_scale"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule charlm_plot:
+use rule measure as charlm_plot with:
     input:
         curves=rules.charlm_summary.output.C1__curves,
         grad_norms=rules.charlm_summary.output.C1__grad_norms,
@@ -203,19 +153,9 @@ rule charlm_plot:
             category="Character model",
             labels={"ID": "C1"},
         ),
-    log:
-        LOG("charlm_plot"),
-    benchmark:
-        BENCH("charlm_plot")
     priority: PRIORITY["chain"]
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.charlm.plots:plot_c1", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 register(

@@ -1,5 +1,5 @@
-# Shared helpers every rules file uses: config check, the family registry, provenance params,
-# per-rule resources and threads, per-ID output names, and the log / benchmark / conda / script boilerplate.
+# Shared helpers every rules file uses: config check, the declared families, provenance params,
+# per-rule resources and threads, per-ID output names, and every rule's log and benchmark (name_logs).
 import os
 import sys
 from functools import lru_cache
@@ -8,7 +8,7 @@ from functools import lru_cache
 sys.path.insert(0, str(ROOT / "src"))
 
 from adbench.config import ConfigError, check_config
-from adbench.families import Family, numbered
+from adbench.families import declared
 from adbench.jobs import output_name
 from adbench.provenance import code_hash, versions
 
@@ -29,18 +29,15 @@ def source_file(path):
     return os.path.relpath(path, os.getcwd())
 
 
-# ---- the family registry: each family's rules file declares itself once -------------------------
-FAMILIES = {}  # key -> Family
+# ---- the family registry: each family is declared once, in src/adbench/<key>/family.py ----------------
+FAMILIES = {f.key: f for f in declared()}  # key -> Family, in report order
 REPORT_FILES = {}  # key -> output paths the report reads (render_report and archive take them all)
 
 
-def family(key, title, ids, order):
-    """Declare a family: its key (its folder src/adbench/<key>/, whose section.html.j2 is its report section), title, catalog IDs
-    and position in the report. The report, its summary and the anchor tests take the list from here."""
-    if key in FAMILIES:
-        raise WorkflowError(f"family {key!r} is declared twice")
-    FAMILIES[key] = Family(key, title, tuple(ids), order)
-    return FAMILIES[key]
+def _declared(key, what):
+    """Refuse a family that no family.py declares, naming the fix."""
+    if key not in FAMILIES:
+        raise WorkflowError(f"{what}({key!r}, ...): no family {key!r}; declare it in src/adbench/{key}/family.py")
 
 
 def register(key, *outputs):
@@ -48,8 +45,7 @@ def register(key, *outputs):
     (`rules.<name>.output.sweep`), or lists of paths (expand(...)). Register EVERY output of the
     family's rules: the registered files are the default target (rule all), so a deleted one is
     rebuilt by the job that writes it, and the report reads them (tests/test_structure.py checks)."""
-    if key not in FAMILIES:
-        raise WorkflowError(f"register({key!r}, ...): declare the family first with family({key!r}, ...)")
+    _declared(key, "register")
     for out in outputs:
         paths = [out] if isinstance(out, str) else list(out)
         REPORT_FILES.setdefault(key, []).extend(str(p) for p in paths)
@@ -62,8 +58,7 @@ MODELS = {}
 
 def model_record(key, path):
     """Declare the model record of family `key` (after the rule that writes it)."""
-    if key not in FAMILIES:
-        raise WorkflowError(f"model_record({key!r}, ...): declare the family first with family({key!r}, ...)")
+    _declared(key, "model_record")
     MODELS[key] = str(path)
 
 
@@ -219,8 +214,7 @@ def one(pattern, **wildcards):
     return path
 
 
-# ---- boilerplate: every rule logs to logs/<job>.log, benchmarks to benchmarks/<job>.tsv, runs its
-# script scripts/<rule>.py in the one conda env ENV. Paths are spelled out in each rule by these.
+# ---- logs, benchmarks, the script: stated once (the base rule `measure` is in measure.smk) ---------------------
 def LOG(job):
     return f"logs/{job}.log"
 
@@ -231,3 +225,25 @@ def BENCH(job):
 
 def SCRIPT(name):
     return f"../../scripts/{name}.py"
+
+
+def job_name(rule):
+    """<rule>, then _{wildcard} per wildcard of its outputs (sorted): the stem of its log and benchmark, one per job."""
+    return "_".join([rule.name, *(f"{{{w}}}" for w in sorted(rule.wildcard_names))])
+
+
+def name_logs():
+    """Every rule that runs something and states no log of its own logs to logs/<job>.log and benchmarks to
+    benchmarks/<job>.tsv (job_name): the one spelling, so no rule restates it and no two jobs share a file.
+    The bases get theirs after the rules that use them are read, so no use inherits a base's log."""
+    for r in workflow.rules:
+        if r.norun:  # the default target (all) runs nothing, so it logs nothing
+            continue
+        # the path modifier a stated log would get: the one of the rules file (none of ours is a module)
+        modifier = r.output_modifier or workflow.modifier.path_modifier
+        if not r.log:
+            r.log_modifier = modifier
+            r.set_log(LOG(job_name(r)))
+        if r.benchmark is None:
+            r.benchmark_modifier = modifier
+            r.benchmark = BENCH(job_name(r))

@@ -5,7 +5,7 @@
 CORPUS_SOURCE = [config["corpus"]["path"]] if config["corpus"]["path"] else []
 
 
-rule corpus:
+use rule measure as corpus with:
     input:
         CORPUS_SOURCE,
     output:
@@ -14,13 +14,7 @@ rule corpus:
         heldout="results/corpus/heldout.txt",
         stats="results/corpus/stats.csv",
         meta="results/corpus/meta.json",
-    log:
-        LOG("corpus"),
-    benchmark:
-        BENCH("corpus")
     priority: PRIORITY["first"]  # a timing job waits for it: alone, before anything (common.smk)
-    conda:
-        ENV
     resources:
         **sized(first=True),
     params:
@@ -29,5 +23,3 @@ rule corpus:
             args=dict(path=config["corpus"]["path"], heldout_fraction=config["corpus"]["heldout_fraction"]),
             packages=(),
         ),
-    script:
-        SCRIPT("measure")

@@ -6,14 +6,12 @@
 # with a BPE trained on the corpus) into results/gpt2/model.json, which every GPT-2 job reads.
 from adbench.gpt2.locate import weights_location
 
-family("gpt2", "GPT-2 probes", numbered("G", 8), order=70)
-
 GPT2 = config["gpt2"]
 GPT2_PACKAGES = ("torch", "numpy", "transformers", "tokenizers")
 GPT2_LOCATE = ("source", "revision", "path", "allow_other_revision")  # weights_location's arguments, in order
 
 
-rule gpt2_model:
+use rule measure as gpt2_model with:
     input:
         # the snapshot (or gpt2.path) directory when it is on this machine: new weights re-run the GPT-2 jobs
         lambda wc: [w for w in [weights_location(*(GPT2[k] for k in GPT2_LOCATE))] if w],
@@ -22,13 +20,7 @@ rule gpt2_model:
         model="results/gpt2/model.json",
         tokenizer="results/gpt2/tokenizer/tokenizer.json",
         meta="results/gpt2/meta.json",
-    log:
-        LOG("gpt2_model"),
-    benchmark:
-        BENCH("gpt2_model")
     priority: PRIORITY["first"]  # gpt2_memory, a timing job, waits for it
-    conda:
-        ENV
     resources:
         **sized(mem_mb=2000, runtime=10, uses_device=True, first=True),  # new rule, no full-run benchmark yet: BPE training headroom
     params:
@@ -38,11 +30,9 @@ rule gpt2_model:
             seed=GPT2["seed"],
             args={k: GPT2[k] for k in (*GPT2_LOCATE, "seed", "random_config", "tokenizer_vocab_size")},
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule gpt2_prompt:
+use rule measure as gpt2_prompt with:
     input:
         rules.gpt2_model.output.tokenizer,  # the model record names it
         model=rules.gpt2_model.output.model,
@@ -51,13 +41,7 @@ rule gpt2_prompt:
         **id_outputs("G2", "values", "states"),
         **id_outputs("G3", "values", "qkv"),
         **id_outputs("G4", "values", "direction"),
-    log:
-        LOG("gpt2_prompt"),
-    benchmark:
-        BENCH("gpt2_prompt")
     priority: PRIORITY["long"]
-    conda:
-        ENV
     threads: GPT2["threads"]
     # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
     resources:
@@ -77,11 +61,9 @@ rule gpt2_prompt:
                 device=config["device"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule gpt2_sequence:
+use rule measure as gpt2_sequence with:
     input:
         rules.gpt2_model.output.tokenizer,  # the model record names it
         model=rules.gpt2_model.output.model,
@@ -91,13 +73,7 @@ rule gpt2_sequence:
         **id_outputs("G7", "values", "clipping"),
         **id_outputs("G8", "values", "blocks"),
         **id_outputs("P9", "values", "summary", "autocast"),
-    log:
-        LOG("gpt2_sequence"),
-    benchmark:
-        BENCH("gpt2_sequence")
     priority: PRIORITY["long"]
-    conda:
-        ENV
     threads: GPT2["threads"]
     resources:
         **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["sequence"], runtime=11),
@@ -120,11 +96,9 @@ rule gpt2_sequence:
                 device=config["device"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule gpt2_memory:
+use rule measure as gpt2_memory with:
     input:
         rules.gpt2_model.output.tokenizer,  # the model record names it
         model=rules.gpt2_model.output.model,
@@ -133,13 +107,7 @@ rule gpt2_memory:
         **id_outputs(
             "G6", "values", "saved", "by_node", "summary", "timing", "timing_pairs", "attention", "architectures"
         ),
-    log:
-        LOG("gpt2_memory"),
-    benchmark:
-        BENCH("gpt2_memory")
     priority: PRIORITY["timing"]
-    conda:
-        ENV
     # G6 times checkpointing against a plain step with gpt2.threads, like every GPT-2 job: a timing job,
     # alone on the machine (sized(timing=True)), so its threads are not shared with any other job
     threads: GPT2["threads"]
@@ -162,11 +130,9 @@ rule gpt2_memory:
                 timing_retries=config["timing"]["retries"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule gpt2_plots:
+use rule measure as gpt2_plots with:
     input:
         states=rules.gpt2_prompt.output.G2__states,
         surprise=rules.gpt2_sequence.output.G5__surprise,
@@ -178,18 +144,8 @@ rule gpt2_plots:
             "results/G5/surprise.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G5"}
         ),
         blocks=report("results/G8/blocks.svg", caption="../captions/figure.rst", category="GPT-2", labels={"ID": "G8"}),
-    log:
-        LOG("gpt2_plots"),
-    benchmark:
-        BENCH("gpt2_plots")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.gpt2.plots:gpt2_figures", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 # the weights every GPT-2 job loaded: claims with model gpt2 and the report's GPT-2 banner read it

@@ -2,7 +2,6 @@
 # L6 is a memory job plus the timing chain (calibrate -> run{process} -> summary -> plot, timing.smk);
 # L3's real all-reduce runs several processes in one job of its own.
 
-family("lifetimes", "Graph lifetimes, accumulation and memory", numbered("L", 7), order=30)
 
 LIFE = config["lifetimes"]
 LIFE_DATA = dict(in_features=LIFE["in_features"], out_features=LIFE["out_features"], seed=LIFE["seed"])
@@ -11,21 +10,13 @@ LIFE_CKPT = LIFE["checkpoint"]
 
 # L1-L5 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
 # L3's real all-reduce (several processes) is a job of its own: lifetimes_l3_allreduce.
-rule lifetimes_graph:
+use rule measure as lifetimes_graph with:
     output:
         **id_outputs("L1", "values", "zero_grad"),
         **id_outputs("L2", "values", "schemes", "layers"),
         **id_outputs("L3", "values", "ranks", "equal"),
         **id_outputs("L4", "values", "tensors", "branches"),
         **id_outputs("L5", "values", "errors", "inplace", "higher_order"),
-    log:
-        LOG("lifetimes_graph"),
-    benchmark:
-        BENCH("lifetimes_graph")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             {
@@ -50,8 +41,6 @@ rule lifetimes_graph:
                 L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
 # L3 on a real process group: one gloo process per rank, started by the job itself (torch.multiprocessing
@@ -59,15 +48,9 @@ rule lifetimes_graph:
 ALLREDUCE_RANKS = max(len(LIFE["split"]), len(LIFE["equal_split"]))
 
 
-rule lifetimes_l3_allreduce:
+use rule measure as lifetimes_l3_allreduce with:
     output:
         **id_outputs("L3", "reductions", folder="L3/allreduce"),
-    log:
-        LOG("lifetimes_l3_allreduce"),
-    benchmark:
-        BENCH("lifetimes_l3_allreduce")
-    conda:
-        ENV
     threads: ALLREDUCE_RANKS  # one core per rank
     resources:
         # ~300 MB peak RSS per process (each rank imports torch; the launcher too), 1.5x as common.smk sizes
@@ -84,28 +67,16 @@ rule lifetimes_l3_allreduce:
             ),
             torch_threads=1,  # the launcher's; each rank sets one for itself
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule lifetimes_l6_memory:
+use rule measure as lifetimes_l6_memory with:
     output:
         **id_outputs("L6", "values", "accounting", "per_block", "checks", "saved", "segments", "rng"),
-    log:
-        LOG("lifetimes_l6_memory"),
-    benchmark:
-        BENCH("lifetimes_l6_memory")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.lifetimes.checkpoint_rng:measure_l6_memory_rng",
             args=dict(**LIFE_CKPT, dropout=LIFE["checkpoint_dropout"]),
         ),
-    script:
-        SCRIPT("measure")
 
 
 # L6's timing chain: the four steps of timing.smk; its plot also reads the memory job's accounting.
@@ -113,10 +84,6 @@ use rule timing_calibrate as lifetimes_l6_calibrate with:
     output:
         calibration="results/L6/timing/calibration.csv",
         meta="results/L6/timing/calibration.meta.json",
-    log:
-        LOG("lifetimes_l6_calibrate"),
-    benchmark:
-        BENCH("lifetimes_l6_calibrate")
     params:
         **job("adbench.lifetimes.checkpoint_probe:measure_calibration", args=timing_args("target_ms", **LIFE_CKPT)),
 
@@ -127,10 +94,6 @@ use rule timing_run as lifetimes_l6_run with:
     output:
         samples="results/L6/timing/runs/{process}/samples.csv",
         meta="results/L6/timing/runs/{process}/meta.json",
-    log:
-        LOG("lifetimes_l6_run_{process}"),
-    benchmark:
-        BENCH("lifetimes_l6_run_{process}")
     params:
         **job(
             "adbench.lifetimes.checkpoint_probe:measure_run",
@@ -146,10 +109,6 @@ use rule timing_summary as lifetimes_l6_summary with:
         per_process="results/L6/timing/per_process.csv",
         samples="results/L6/timing/samples.csv",
         meta="results/L6/timing/meta.json",
-    log:
-        LOG("lifetimes_l6_summary"),
-    benchmark:
-        BENCH("lifetimes_l6_summary")
     params:
         **job("adbench.lifetimes.checkpoint_timing:measure_summary", args=timing_args("bootstrap", "seed")),
 
@@ -165,32 +124,18 @@ use rule timing_plot as lifetimes_l6_plot with:
             category="Graph lifetimes",
             labels={"ID": "L6"},
         ),
-    log:
-        LOG("lifetimes_l6_plot"),
-    benchmark:
-        BENCH("lifetimes_l6_plot")
     params:
         **job("adbench.lifetimes.plots:plot_checkpoint", packages=("matplotlib",)),
 
 
-rule lifetimes_l7:
+use rule measure as lifetimes_l7 with:
     output:
         **id_outputs("L7", "values", "sweep", "hooks", "hook_tensors"),
-    log:
-        LOG("lifetimes_l7"),
-    benchmark:
-        BENCH("lifetimes_l7")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.lifetimes.shapes:measure_l7", args=LIFE["shapes"], packages=("torch", "numpy", "transformers")),
-    script:
-        SCRIPT("measure")
 
 
-rule lifetimes_l7_plot:
+use rule measure as lifetimes_l7_plot with:
     input:
         sweep=rules.lifetimes_l7.output.L7__sweep,
     output:
@@ -200,18 +145,8 @@ rule lifetimes_l7_plot:
             category="Graph lifetimes",
             labels={"ID": "L7"},
         ),
-    log:
-        LOG("lifetimes_l7_plot"),
-    benchmark:
-        BENCH("lifetimes_l7_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.lifetimes.plots:plot_shapes", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 register(

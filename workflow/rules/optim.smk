@@ -1,26 +1,19 @@
 # O family: XOR on the scalar tape (O1), an ill-conditioned quadratic (O2), optimizer memory (O3).
 # O1 trains all seeds of one optimizer per job (wildcard gd | adam), then a summary job counts.
 
-family("optim", "Optimization", numbered("O", 3), order=40)
 
 O1 = config["optim"]["o1"]
 O1_MODEL = {k: O1[k] for k in ("inputs", "targets", "hidden", "init_range", "seeds", "steps")}
 
 
-rule optim_o1_train:
+use rule measure as optim_o1_train with:
     output:
         curves="results/O1/{optimizer}/curves.csv",
         finals="results/O1/{optimizer}/finals.csv",
         meta="results/O1/{optimizer}/meta.json",
-    log:
-        LOG("optim_o1_train_{optimizer}"),
-    benchmark:
-        BENCH("optim_o1_train_{optimizer}")
     wildcard_constraints:
         optimizer="gd|adam",
     priority: PRIORITY["long"]
-    conda:
-        ENV
     resources:
         **sized(runtime=7),
     params:
@@ -30,25 +23,15 @@ rule optim_o1_train:
             args=lambda wc: dict(**O1_MODEL, **{wc.optimizer: O1[wc.optimizer]}),
             packages=("numpy",),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule optim_o1:
+use rule measure as optim_o1 with:
     input:
         gd_finals=one(rules.optim_o1_train.output.finals, optimizer="gd"),
         gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
         adam_finals=one(rules.optim_o1_train.output.finals, optimizer="adam"),
     output:
         **id_outputs("O1", "values", "seeds", "gradcheck", "ulp", "linear"),
-    log:
-        LOG("optim_o1"),
-    benchmark:
-        BENCH("optim_o1")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.optim.o1:measure_o1",
@@ -63,11 +46,9 @@ rule optim_o1:
             ),
             packages=("numpy",),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule optim_o1_plot:
+use rule measure as optim_o1_plot with:
     input:
         gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
         adam_curves=one(rules.optim_o1_train.output.curves, optimizer="adam"),
@@ -76,31 +57,13 @@ rule optim_o1_plot:
         figure=report(
             "results/O1/curves.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O1"}
         ),
-    log:
-        LOG("optim_o1_plot"),
-    benchmark:
-        BENCH("optim_o1_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.optim.plots:plot_o1_curves", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
-rule optim_o2:
+use rule measure as optim_o2 with:
     output:
         **id_outputs("O2", "values", "spectrum", "ceiling", "grid", "best", "trajectories"),
-    log:
-        LOG("optim_o2"),
-    benchmark:
-        BENCH("optim_o2")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.optim.o2:measure_o2",
@@ -108,11 +71,9 @@ rule optim_o2:
             packages=("numpy",),
             seed=config["optim"]["o2"]["data"]["seed"],
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule optim_o2_plot:
+use rule measure as optim_o2_plot with:
     input:
         trajectories=rules.optim_o2.output.O2__trajectories,
         spectrum=rules.optim_o2.output.O2__spectrum,
@@ -128,35 +89,15 @@ rule optim_o2_plot:
         grids_figure=report(
             "results/O2/grids.svg", caption="../captions/figure.rst", category="Optimization", labels={"ID": "O2"}
         ),
-    log:
-        LOG("optim_o2_plot"),
-    benchmark:
-        BENCH("optim_o2_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.optim.plots:plot_o2", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
-rule optim_o3:
+use rule measure as optim_o3 with:
     output:
         **id_outputs("O3", "values", "arrangements", "counts", "adam_state", "adam_bytes"),
-    log:
-        LOG("optim_o3"),
-    benchmark:
-        BENCH("optim_o3")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.optim.memory:measure_o3", args=config["optim"]["o3"], packages=("torch", "transformers")),
-    script:
-        SCRIPT("measure")
 
 
 register(

@@ -1,26 +1,17 @@
 # P family: fp16/bf16 landmarks, casts and spacing (one job), loss scaling and swamping (one job),
 # and their figures. P9 (GPT-2 gradients in 16 bits) lives in gpt2.smk; its section is ours.
 
-family("precision", "Precision: fp16, bf16 and loss scaling", numbered("P", 9), order=60)
 
 PREC = config["precision"]
 
 
-rule precision_formats:
+use rule measure as precision_formats with:
     output:
         **id_outputs("P1", "values", "landmarks"),
         **id_outputs("P2", "values", "casts"),
         **id_outputs("P3", "values", "errors", "sweep"),
         **id_outputs("P7", "values", "spacing"),
         **id_outputs("P8", "values", "casts", "gaps"),
-    log:
-        LOG("precision_formats"),
-    benchmark:
-        BENCH("precision_formats")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.precision.formats:measure_formats",
@@ -33,23 +24,13 @@ rule precision_formats:
                 bf16_values=PREC["bf16_values"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule precision_scaling:
+use rule measure as precision_scaling with:
     output:
         **id_outputs("P4", "values", "static"),
         **id_outputs("P5", "values", "attempts", "settled", "grad_scaler"),
         **id_outputs("P6", "values", "trajectory", "wide_sum"),
-    log:
-        LOG("precision_scaling"),
-    benchmark:
-        BENCH("precision_scaling")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.precision.scaling:measure_scaling",
@@ -66,11 +47,9 @@ rule precision_scaling:
                 wide_sum=PREC["wide_sum"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule precision_plot:
+use rule measure as precision_plot with:
     input:
         sweep=rules.precision_formats.output.P3__sweep,
         landmarks=rules.precision_formats.output.P1__landmarks,
@@ -82,18 +61,8 @@ rule precision_plot:
         swamping=report(
             "results/P6/swamping.svg", caption="../captions/figure.rst", category="Precision", labels={"ID": "P6"}
         ),
-    log:
-        LOG("precision_plot"),
-    benchmark:
-        BENCH("precision_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.precision.plots:plot_precision", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 register("precision", rules.precision_formats.output, rules.precision_scaling.output, rules.precision_plot.output)

@@ -3,7 +3,7 @@
 from adbench.render import template_files
 
 
-rule render_report:
+use rule measure as render_report with:
     input:
         [source_file(p) for p in template_files()],  # the core templates and every family's section
         comparison=rules.verdicts_compare.output.comparison,
@@ -21,14 +21,6 @@ rule render_report:
         html=report("report/report.html", caption="../captions/report_html.rst", category="Report"),
         # what this run cost: every job on a timeline, total job time, the floor, wall / floor (adbench.runcost)
         run_cost="results/run_cost.csv",
-    log:
-        LOG("render_report"),
-    benchmark:
-        BENCH("render_report")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.render.page:render_report",
@@ -37,7 +29,7 @@ rule render_report:
                 reduced=config["reduced_sizes"],
                 # the run's settings, which the templates look up instead of restating them (common.smk)
                 settings=run_settings(),
-                # the declared families (rules files' family(...)), in report order: sections, summary, links
+                # the declared families (src/adbench/<key>/family.py), in report order: sections, summary, links
                 families=family_params(),
                 # the families whose model records `model` holds, in the same order
                 models=list(MODELS),
@@ -47,8 +39,6 @@ rule render_report:
                 timing_rules=sorted(r.name for r in job_rules() if r.resources.get("machine_share") == MACHINE_SHARES),
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
 # Strict mode (config `strict: true`; `make report STRICT=1`): after the report is written, fail the run when
@@ -69,8 +59,6 @@ rule render_strict_check:
         claims_changes=rules.changes.output.claims_changes,
     output:
         stamp="results/strict_check.txt",
-    log:
-        LOG("render_strict_check"),
     conda:
         ENV
     resources:

@@ -1,97 +1,47 @@
 # S family: scalar tape, numerical derivatives, forward vs reverse mode, tape speed.
 # One rule per measurement ID; S9 is the timing chain (calibrate -> run{process} -> summary -> plot, timing.smk).
 
-family("scalar", "Scalar tape and numerical derivatives", numbered("S", 10), order=10)
 
-
-rule scalar_s1:
+use rule measure as scalar_s1 with:
     output:
         **id_outputs("S1", "values", "gradients"),
-    log:
-        LOG("scalar_s1"),
-    benchmark:
-        BENCH("scalar_s1")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.probes:measure_s1",
             args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"], reference_h=config["scalar"]["reference_h"]),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s2:
+use rule measure as scalar_s2 with:
     output:
         **id_outputs("S2", "values", "nudges"),
-    log:
-        LOG("scalar_s2"),
-    benchmark:
-        BENCH("scalar_s2")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.probes:measure_s2",
             args=dict(nudge_x=config["scalar"]["nudge_x"], nudges=config["scalar"]["nudges"]),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s3:
+use rule measure as scalar_s3 with:
     output:
         **id_outputs("S3", "values", "routes"),
-    log:
-        LOG("scalar_s3"),
-    benchmark:
-        BENCH("scalar_s3")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.scalar.probes:measure_s3", args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"])),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s4:
+use rule measure as scalar_s4 with:
     output:
         **id_outputs("S4", "values", "variants", "factor", "dedup_grads", "dedup_calls"),
-    log:
-        LOG("scalar_s4"),
-    benchmark:
-        BENCH("scalar_s4")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.probes:measure_s4",
             args=dict(a=config["scalar"]["a"], b=config["scalar"]["b"], factor_b=config["scalar"]["factor_b"]),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s5:
+use rule measure as scalar_s5 with:
     output:
         **id_outputs("S5", "values", "sweep", "slopes"),
-    log:
-        LOG("scalar_s5"),
-    benchmark:
-        BENCH("scalar_s5")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.numeric:measure_s5",
@@ -102,21 +52,11 @@ rule scalar_s5:
                 slope_fit_h=config["scalar"]["slope_fit_h"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s6:
+use rule measure as scalar_s6 with:
     output:
         **id_outputs("S6", "values", "sweep", "controls"),
-    log:
-        LOG("scalar_s6"),
-    benchmark:
-        BENCH("scalar_s6")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.numeric:measure_s6",
@@ -127,38 +67,18 @@ rule scalar_s6:
                 complex_controls_at=config["scalar"]["complex_controls_at"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s7:
+use rule measure as scalar_s7 with:
     output:
         **id_outputs("S7", "values", "directions", "blind_spots", "dropout", "relu_kink", "mutations"),
-    log:
-        LOG("scalar_s7"),
-    benchmark:
-        BENCH("scalar_s7")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.scalar.numeric:measure_s7", args=config["scalar"]["directional"]),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s8:
+use rule measure as scalar_s8 with:
     output:
         **id_outputs("S8", "values", "modes", "reconstruction", "nonscalar", "vjp"),
-    log:
-        LOG("scalar_s8"),
-    benchmark:
-        BENCH("scalar_s8")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.numeric:measure_s8",
@@ -168,21 +88,11 @@ rule scalar_s8:
                 vjp_v=config["scalar"]["vjp_v"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s10:
+use rule measure as scalar_s10 with:
     output:
         **id_outputs("S10", "values", "mlp_grads", "mlp_nodes_by_op", "backward_steps", "reuse_steps"),
-    log:
-        LOG("scalar_s10"),
-    benchmark:
-        BENCH("scalar_s10")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.scalar.probes:measure_s10",
@@ -192,28 +102,16 @@ rule scalar_s10:
                 reuse_x=config["scalar"]["reuse_x"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule scalar_s5_plot:
+use rule measure as scalar_s5_plot with:
     input:
         sweep=rules.scalar_s5.output.S5__sweep,
         slopes=rules.scalar_s5.output.S5__slopes,
     output:
         figure=report("results/S5/valley.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S5"}),
-    log:
-        LOG("scalar_s5_plot"),
-    benchmark:
-        BENCH("scalar_s5_plot")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job("adbench.scalar.plots:plot_valley", packages=("matplotlib",)),
-    script:
-        SCRIPT("measure")
 
 
 # S9's timing chain: the four steps of timing.smk.
@@ -221,10 +119,6 @@ use rule timing_calibrate as scalar_s9_calibrate with:
     output:
         calibration="results/S9/calibration.csv",
         meta="results/S9/calibration.meta.json",
-    log:
-        LOG("scalar_s9_calibrate"),
-    benchmark:
-        BENCH("scalar_s9_calibrate")
     params:
         **job("adbench.scalar.speed:measure_calibration", args=timing_args("dot_length", "target_ms", "seed")),
 
@@ -235,10 +129,6 @@ use rule timing_run as scalar_s9_run with:
     output:
         samples="results/S9/runs/{process}/samples.csv",
         meta="results/S9/runs/{process}/meta.json",
-    log:
-        LOG("scalar_s9_run_{process}"),
-    benchmark:
-        BENCH("scalar_s9_run_{process}")
     params:
         **job(
             "adbench.scalar.speed:measure_run",
@@ -251,10 +141,6 @@ use rule timing_summary as scalar_s9_summary with:
         samples=expand(rules.scalar_s9_run.output.samples, process=TIMING_PROCESSES),
     output:
         **id_outputs("S9", "values", "per_process", "samples"),
-    log:
-        LOG("scalar_s9_summary"),
-    benchmark:
-        BENCH("scalar_s9_summary")
     params:
         **job("adbench.scalar.speed:measure_summary", args=timing_args("bootstrap", "seed")),
 
@@ -266,10 +152,6 @@ use rule timing_plot as scalar_s9_plot with:
         figure=report(
             "results/S9/samples.svg", caption="../captions/figure.rst", category="Scalar", labels={"ID": "S9"}
         ),
-    log:
-        LOG("scalar_s9_plot"),
-    benchmark:
-        BENCH("scalar_s9_plot")
     params:
         **job("adbench.scalar.plots:plot_timing", packages=("matplotlib",)),
 

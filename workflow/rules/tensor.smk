@@ -1,24 +1,14 @@
 # T family: backward rules written by hand (matmul, softmax cross-entropy, one attention head,
 # layer norm) beside torch float64 autograd on the documents' inputs.
 
-family("tensor", "Tensor backward rules", numbered("T", 4), order=20)
-
 
 # T1-T4 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
-rule tensor_rules:
+use rule measure as tensor_rules with:
     output:
         **id_outputs("T1", "values", "matrices"),
         **id_outputs("T2", "values", "matrices", "reductions", "output_grads", "output_rows", "fused"),
         **id_outputs("T3", "values", "matrices", "control", "mask", "mask_summary", "projections", "fused"),
         **id_outputs("T4", "values", "matrices", "eps", "eps_effect"),
-    log:
-        LOG("tensor_rules"),
-    benchmark:
-        BENCH("tensor_rules")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             {mid: f"adbench.tensor.probes:measure_{mid.lower()}" for mid in ("T1", "T2", "T3", "T4")},
@@ -29,8 +19,6 @@ rule tensor_rules:
                 T4=config["tensor"]["layernorm"],
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
 register("tensor", rules.tensor_rules.output)

@@ -5,7 +5,7 @@
 
 # Claims: the documents' conclusions (src/adbench/data/claims.csv), each tested by a registered relation
 # over the family outputs; per-family counts go to results/claims_summary.csv, which summary.csv copies.
-rule verdicts_claims:
+use rule measure as verdicts_claims with:
     input:
         files=report_inputs,
         # named table, not claims: `claims_path` would be the output results/claims.csv (jobs.call_arguments)
@@ -19,14 +19,6 @@ rule verdicts_claims:
         claims_summary="results/claims_summary.csv",
         # statements judged at full strength over the statements of the reading, per document
         claims_coverage="results/claims_coverage.csv",
-    log:
-        LOG("verdicts_claims"),
-    benchmark:
-        BENCH("verdicts_claims")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.claims.judge:judge_claims",
@@ -36,11 +28,9 @@ rule verdicts_claims:
                 reduced=config["reduced_sizes"], families=family_params(), settings=run_settings(), models=list(MODELS)
             ),
         ),
-    script:
-        SCRIPT("measure")
 
 
-rule verdicts_compare:
+use rule measure as verdicts_compare with:
     input:
         values=report_values,
         # every registered output, checked against what its job recorded before any verdict (adbench.cache)
@@ -52,14 +42,6 @@ rule verdicts_compare:
         comparison=report("results/comparison.csv", caption="../captions/comparison.rst", category="Comparison"),
         # outcome counts, reproduction score and claims counts per family and overall
         summary="results/summary.csv",
-    log:
-        LOG("verdicts_compare"),
-    benchmark:
-        BENCH("verdicts_compare")
-    conda:
-        ENV
-    resources:
-        **sized(),
     params:
         **job(
             "adbench.verdicts.job:compare_documented",
@@ -67,5 +49,3 @@ rule verdicts_compare:
             # settings: documented rows declared under other settings are not judged (common.smk)
             args=dict(reduced=config["reduced_sizes"], families=family_params(), settings=run_settings()),
         ),
-    script:
-        SCRIPT("measure")

@@ -164,6 +164,3 @@ def _a_bug(t, visible: bool) -> str:
     """The first bug run whose loss-only reading is (not) visible: where the edge moves a label."""
     s = _runs(t).loss_only_dashboard
     return next(b for b in FOUR_BUGS if str(s[b]).startswith("visible") == visible)
-
-
-from . import claims_grads  # noqa: E402,F401  (gradient and loss-scale relations)

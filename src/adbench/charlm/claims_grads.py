@@ -1,5 +1,5 @@
 """C1's gradient-side conclusions: per-group gradient norms logged before clipping, the scaled loss under
-plain SGD and one AdamW step (float64 checks), and the detached position table. Imported by charlm/claims.py,
+plain SGD and one AdamW step (float64 checks), and the detached position table. Listed in charlm/family.py,
 which declares the tables' sources."""
 
 from __future__ import annotations

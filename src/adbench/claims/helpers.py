@@ -20,6 +20,9 @@ EPS16 = float(np.finfo(np.float16).eps)
 # A handful of float64 operations stand between two computations of the same exact quantity; 64 ulps
 # leaves room for that and is still 10^-14 relative, far below any effect a claim is about.
 ROUNDING64 = 64 * EPS64
+# The essays' words of degree as numbers, defined once here; a claim that says them tests them at this strength.
+FAR = 100.0  # "far more", "far above", "far beyond": at least two orders of magnitude
+NEARLY_ALL = 0.9  # "nearly all": nine tenths
 
 
 # ---- checks -------------------------------------------------------------------------------------------

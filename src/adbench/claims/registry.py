@@ -17,15 +17,14 @@ one reads "not measured" instead of raising) and:
   path to compare it with); every other relation compares two computations.
 `sources(...)` declares which computation produced each cell a relation reads; the structural test
 (tests/test_claims_structure.py) finds the cells each relation really reads and requires two computations.
-Families register by being imported: `load_all()` imports every `adbench.<package>.claims` there is.
+`load_all()` imports the modules each family declares in its family.py (`claims`); importing one registers
+its relations.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import math
-import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -230,11 +229,11 @@ def source_of(table: str, row_key: str | None, column: str) -> str | None:
 
 
 def load_all() -> dict[str, Relation]:
-    """Import every family's claims module (adbench.<package>.claims): importing registers its relations."""
-    import adbench
+    """Import the claims modules every family declares (family.py's `claims`): their @relation functions register
+    here. No module imports a sibling to register it, so the family's modules form no import circle."""
+    from ..families import declared
 
-    for info in pkgutil.iter_modules(adbench.__path__):
-        name = f"adbench.{info.name}.claims"
-        if info.ispkg and info.name != "claims" and importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    for fam in declared():
+        for name in fam.claims:
+            importlib.import_module(fam.module(name))
     return RELATIONS

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import (EPS64, Edge, Flip, Move, at_least, at_most, decades, flag, g, judged, relation, same_float,
+from ..claims import (EPS64, FAR, Edge, Flip, Move, at_least, at_most, decades, flag, g, judged, relation, same_float,
                       sources, times_at_least, times_within, truthy, ulps_away)
 
-# "far", "collapses": two orders of magnitude, the bound every family uses for "far more"
-FAR = 100.0
 # D1's and D2's ratios are seeded float64 computations: another machine's libm or BLAS moves them by ~1e-14
 # relative; a band of a hundredth of a decade (2 %) only marks a ratio that sits right at its bound
 BAND = 0.01

@@ -1,6 +1,6 @@
 """The G family's conclusions, tested: GPT-2's prompt probes (G1-G4) here; one sequence's surprise, clipping and
-block norms (G5, G7, G8) in claims_sequence.py and the saved-tensor accounting (G6) in claims_memory.py, both
-imported below.
+block norms (G5, G7, G8) in claims_sequence.py and the saved-tensor accounting (G6) in claims_memory.py, all three
+listed in gpt2/family.py.
 
 Each relation reads this family's tables (results/G*/) and returns an Outcome whose checks carry their margins;
 each declares its two boundary controls (`edge`). `sources` says which computation produced each cell. The
@@ -195,6 +195,3 @@ def negative_gradient_descends(t):
                   at_least(a.original - a.loss, 0, "loss fall stepping against the gradient", "nats", band, strict=True),
                   at_least(w.loss - a.original, 0, "loss rise stepping with the gradient", "nats", band, strict=True),
                   flag(r.loss == r.original, "restoring the weights restores the loss bit for bit"))
-
-
-from . import claims_memory, claims_sequence  # noqa: E402,F401  (G5, G7, G8 and G6: register their relations)

@@ -1,7 +1,7 @@
 """G6's conclusions, tested on both architectures the job measures (transformers' GPT-2 and the nanoGPT-style
 copy with the same weights): what one sequence and a batch keep for backward, what checkpointing leaves, what
 a fused attention kernel saves. Byte counts do not depend on the weights' values (random-init or pretrained).
-Imported by gpt2/claims.py.
+Listed in family.py's `claims`, which the registry reads.
 """
 
 from __future__ import annotations

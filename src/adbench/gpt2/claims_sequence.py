@@ -1,13 +1,14 @@
 """G5, G7 and G8's conclusions, tested: one corpus sequence's per-token surprise (with its proxy twins on the
-character model C1 trains), clipping, and per-block gradient norms. Imported by gpt2/claims.py."""
+character model C1 trains), clipping, and per-block gradient norms. Listed in
+family.py's `claims`, which the registry reads."""
 
 from __future__ import annotations
 
 import math
 import numpy as np
 
-from ..claims import (EPS32, EPS64, Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, near, relation,
-                      same_float, sources, times_at_least, ulps_away)
+from ..claims import (EPS32, EPS64, NEARLY_ALL, Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, near,
+                      relation, same_float, sources, times_at_least, ulps_away)
 
 _SURPRISE = "GPT-2 forward (per-token surprise)"
 sources("G5/summary", {**{c: _SURPRISE for c in ("mean_nats", "perplexity", "median_nats", "worst_tokens",
@@ -127,7 +128,7 @@ def clipping_shortens_never_turns(t):
                           EPS32 / 4))
 
 
-NEARLY_ALL, SMALL = 0.9, 0.1  # "nearly all" of the squared norm; a "small" input side: a tenth of the table's
+SMALL = 0.1  # a "small" input side: a tenth of the table's ("nearly all" of the squared norm: NEARLY_ALL)
 
 
 def _table(t):

@@ -152,38 +152,8 @@ def build(dest: Path, history_csv: Path, history_html: Path, statuses: list[dict
 
 def locked_entry(matrix: dict[str, dict], pins: dict[str, str]) -> str:
     """The entry that holds the project's own pins (the locked stack): every override equals its pin (a local
-    build tag such as +cpu aside)."""
-    from ..matrix.entries import canonical
-
+    build tag such as +cpu aside). Both keyed by canonical package names, as adbench.matrix.entries gives them."""
     for name, overrides in matrix.items():
-        if all(pins.get(canonical(k), "").split("+")[0] == v.split("+")[0] for k, v in overrides.items()):
+        if all(pins.get(k, "").split("+")[0] == v.split("+")[0] for k, v in overrides.items()):
             return name
     raise ValueError("no matrix entry holds the project's pins: the reference needs the locked stack's run")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`make reference`, after the matrix of reference/matrix.yaml ran: write reference/ from its results."""
-    import argparse
-
-    import yaml
-
-    from ..matrix.entries import entries, project_pins
-
-    p = argparse.ArgumentParser(description=main.__doc__)
-    p.add_argument("--matrix", default="reference/matrix.yaml", help="the overlay listing the tested range")
-    p.add_argument("--dest", default="reference")
-    p.add_argument("--wall", type=float, default=None, help="the matrix run's wall seconds")
-    a = p.parse_args(argv)
-    matrix = entries(yaml.safe_load(Path(a.matrix).read_text())["matrix"])
-    runs = Path(".matrix/runs")
-    statuses = [json.loads((runs / e / "status.json").read_text()) for e in matrix]
-    info = build(Path(a.dest), Path("results/history.csv"), Path("report/history.html"), statuses,
-                 Path(".matrix/envs"), Path("archive"), locked_entry(matrix, project_pins(Path("pyproject.toml"))),
-                 a.wall)
-    print(f"reference: {len(statuses)} entries ({sum(s.get('ok', False) for s in statuses)} succeeded), "
-          f"{info['bytes'] / 2**20:.1f} MB in {a.dest}/; compare with it: compare_to: [{info['archive']}]")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

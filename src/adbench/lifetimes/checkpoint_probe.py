@@ -84,16 +84,11 @@ def measure_calibration(width: int, hidden: int, blocks: int, batch: int, segmen
                         target_ms: float) -> dict:
     """Loop counts per candidate, fixed once for every process run."""
     cands = make_candidates(width, hidden, blocks, batch, segments, seed)
-    loops = {n: timing.calibrate(fn, target_ms / 1e3) for n, fn in cands.items()}
-    return {"calibration": pd.DataFrame([{"candidate": n, "loops": k} for n, k in loops.items()])}
+    return {"calibration": timing.calibration_table(cands, target_ms)}
 
 
 def measure_run(width: int, hidden: int, blocks: int, batch: int, segments: int, seed: int, rounds: int,
                 warmup: int, process: int, calibration: pd.DataFrame, retries: int = 0) -> dict:
-    """One process run: warm-up, then balanced randomized rounds, again while noisy; raw samples out."""
+    """One process run of the plain and the checkpointed stack (adbench.timing.process_run)."""
     cands = make_candidates(width, hidden, blocks, batch, segments, seed)
-    loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
-    samples, load = timing.timed_attempts(cands, loops, rounds, warmup, seed * 1000 + process, retries)
-    samples.insert(0, "process", process)
-    samples["order_seed"] = seed * 1000 + process
-    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads(), **load}}
+    return timing.process_run(cands, calibration, rounds, warmup, seed, process, retries)

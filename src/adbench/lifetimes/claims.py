@@ -266,6 +266,3 @@ def unsaved_edit_runs(t):
 def view_write_invalidates(t):
     reason, checks = _inplace_kind(t, "view")
     return judged(reason, *checks)
-
-
-from . import claims_conditions, claims_memory  # noqa: E402,F401  L2/L3/L5 conditions, L6 and L7 register on import

@@ -1,6 +1,6 @@
 """The L family's conditions (issue 28): microbatch accumulation with batch-dependent layers (L2), a real
-all-reduce across processes (L3) and what retain_graph and create_graph each give (L5). Imported by
-lifetimes/claims.py, whose WRONG and rounding scales they share.
+all-reduce across processes (L3) and what retain_graph and create_graph each give (L5). Listed in
+lifetimes/family.py; shares lifetimes/claims.py's WRONG and rounding scales (a one-way import).
 """
 
 from __future__ import annotations

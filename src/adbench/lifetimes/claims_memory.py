@@ -1,5 +1,5 @@
 """The L family's checkpoint and activation-shape conclusions (L6, L7), checkpointed dropout among them;
-imported by lifetimes/claims.py."""
+listed in lifetimes/family.py."""
 
 from __future__ import annotations
 

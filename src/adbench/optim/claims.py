@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import math
 
-from ..claims import (EPS64, Edge, Flip, Move, at_least, flag, g, judged, near, relation, row, same_float, sources,
+from ..claims import (EPS64, FAR, Edge, Flip, Move, at_least, flag, g, judged, near, relation, row, same_float, sources,
                       times_at_least, truthy, ulps_away)
-from . import claims_memory  # noqa: F401  O3's relations, registered on import
 
 # The documents' seed: their O1 rows (initial loss, trajectory, predictions) are reproduced exactly at seed 0.
 SEED = 0
 # The documents' own line between stuck and solved: "above the probe's arbitrary failure threshold of 0.5".
 STUCK = 0.5
-# "far above", "orders of magnitude": at least two, the bound every family uses
-FAR = 100.0
 # "reach the noise floor": the floor to six digits (the documents print four: 0.00009920 for each)
 FLOOR_RTOL = 1e-6
 

@@ -1,4 +1,4 @@
-"""The O3 conclusions, tested: optimizer memory per parameter and GPT-2's tied parameter (imported by claims.py).
+"""The O3 conclusions, tested: optimizer memory per parameter and GPT-2's tied parameter (listed in optim/family.py).
 
 Arrangements are chosen by their dtypes and collections, never by the names config.yaml gives them.
 """

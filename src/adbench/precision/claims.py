@@ -288,6 +288,3 @@ def fp16_loses_some_gradient_scale_recovers(t):
                   at_least(f.to_zero_pct, LOST_SHARE, f"share lost in fp16, at least {LOST_SHARE:g} %", "%", BAND_PCT),
                   at_least(100 * share, 100 * RECOVERED_SHARE, f"share the scale recovers, at least "
                            f"{100 * RECOVERED_SHARE:g} %", "%", BAND_PCT))
-
-
-from . import claims_torch  # noqa: E402,F401  (GradScaler, the 16-bit sum, the scale's overflow)

@@ -1,5 +1,5 @@
 """The P family's conclusions about torch's own 16-bit machinery: GradScaler's schedule, the wider accumulator inside a
-16-bit reduction, and the overflow a fixed loss scale causes (imported by precision/claims.py)."""
+16-bit reduction, and the overflow a fixed loss scale causes (listed in precision/family.py)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each relation reads this family's tables (results/S*/) and returns an Outcome whose checks carry their margins;
 each declares its two boundary controls (`edge`). `sources` says which computation produced each cell.
 Issue 28's conclusions live in claims_checks.py (S7's gradient checks) and claims_engines.py (S4's visited set,
-S8's upstream vector, S10's counted engine), imported at the end.
+S8's upstream vector, S10's counted engine); family.py lists all three for the registry.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..claims import (EPS32, EPS64, ROUNDING64, Edge, Flip, Move, at_least, at_most, flag, g, judged, near,
-                      qv, relation, row, same_float, sources, times_at_least, times_within, truthy, ulps_away)
+from ..claims import (EPS32, EPS64, FAR, ROUNDING64, Edge, Flip, Move, at_least, at_most, flag, g, judged,
+                      near, qv, relation, row, same_float, sources, times_at_least, times_within, truthy,
+                      ulps_away)
 
-# "far more", "far above": at least two orders of magnitude; the same bound wherever a claim says it
-FAR = 100.0
 
 sources("S1/gradients", {"tape": "tape", "torch float64": "torch float64", "torch float32": "torch float32",
                          "central difference": "central difference", "central difference:h": "input",
@@ -498,6 +497,3 @@ def mlp_tape_matches_torch32(t):
     return judged(f"max |tape - torch32| {g(diff)} against the essay's {g(bound)} (largest gradient {g(scale)}, "
                   f"float32 spacing there {g(spacing)}: {g(diff / spacing)} spacings)",
                   at_most(diff, bound, f"largest difference within {bound:g}", "", bound / 4))
-
-
-from . import claims_checks, claims_engines  # noqa: E402,F401  S7's gradient checks; S4's visited set, S8, S10's engine

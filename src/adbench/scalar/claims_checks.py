@@ -1,14 +1,13 @@
 """The S family's conclusions about directional gradient checks (S7, issue 28): what one direction cannot see
 (an orthogonal error, an error below the check's own), a check through fresh dropout masks, ReLU's kink, and
-four mutated backward rules. Imported at the end of scalar/claims.py.
+four mutated backward rules. Listed in family.py's `claims`, which the registry reads.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..claims import EPS64, Flip, at_most, flag, g, judged, qv, relation, row, sources, times_at_least, truthy
-from .claims import FAR
+from ..claims import EPS64, FAR, Flip, at_most, flag, g, judged, qv, relation, row, sources, times_at_least, truthy
 
 # the blind-spot checks run along fresh directions with their own central differences; the noise they are judged
 # against is the correct gradient's check error along S7's documented directions (S7/directions): another draw

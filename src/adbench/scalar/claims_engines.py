@@ -1,14 +1,14 @@
 """The S family's conclusions about what the engine runs (issue 28): a sort without its visited set (S4), backward
-from a vector output (S8) and an engine that counts dependencies (S10). Imported at the end of scalar/claims.py.
+from a vector output (S8) and an engine that counts dependencies (S10). Listed in family.py's `claims`, which the
+registry reads.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..claims import (EPS64, ROUNDING64, Flip, flag, g, judged, qv, relation, row, same_float, sources,
+from ..claims import (EPS64, FAR, ROUNDING64, Flip, flag, g, judged, qv, relation, row, same_float, sources,
                       times_at_least, ulps_away)
-from .claims import FAR
 
 sources("S4/dedup_calls", {"expression": "input", "engine": "input", "node": "input", "op": "input",
                            "consumers": "graph walk", "closure_calls": "closure call counter"})

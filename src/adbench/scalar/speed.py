@@ -49,31 +49,20 @@ def check_agreement(cands) -> dict:
 def measure_calibration(dot_length: int, target_ms: float, seed: int) -> dict:
     """Loop counts per candidate, fixed once and reused by every process run."""
     cands = make_candidates(dot_length, seed)
-    check = check_agreement(cands)
-    loops = {n: timing.calibrate(fn, target_ms / 1e3) for n, fn in cands.items()}
-    table = pd.DataFrame([{"candidate": n, "loops": k, **check} for n, k in loops.items()])
-    return {"calibration": table}
+    return {"calibration": timing.calibration_table(cands, target_ms, check_agreement(cands))}
 
 
 def measure_run(dot_length: int, rounds: int, warmup: int, seed: int, process: int,
                 calibration: pd.DataFrame, retries: int = 0) -> dict:
-    """One process run: warm-up then balanced randomized rounds, again while noisy; raw samples out."""
+    """One process run of the two candidates (adbench.timing.process_run), after they agree again."""
     cands = make_candidates(dot_length, seed)
     check_agreement(cands)
-    loops = dict(zip(calibration.candidate, calibration.loops.astype(int)))
-    samples, load = timing.timed_attempts(cands, loops, rounds, warmup, seed * 1000 + process, retries)
-    samples.insert(0, "process", process)
-    samples["order_seed"] = seed * 1000 + process
-    import torch
-
-    return {"samples": samples, "_meta": {"torch_threads_at_run": torch.get_num_threads(), **load}}
+    return timing.process_run(cands, calibration, rounds, warmup, seed, process, retries)
 
 
 def measure_summary(samples: list[pd.DataFrame], bootstrap: int, seed: int) -> dict:
     """Per-process medians, ratio range and the bootstrap CI of the paired log ratio."""
-    proc, head = timing.summarize(samples, SLOW, FAST, bootstrap, seed)
     keys = ["tape_median_min_us", "tape_median_max_us", "torch_median_min_us", "torch_median_max_us",
             "ratio_min", "ratio_max", "ratio_ci_point", "ratio_ci_low", "ratio_ci_high", "noisy_processes", "retries"]
-    reason = timing.unjudged_reason(head["noisy_processes"], len(samples), head["retries"])
-    values = timing.mark_unjudged(values_table("S9", [(k, head[k]) for k in keys]), reason)
-    return {"values": values, "per_process": proc, "samples": head["samples"]}
+    return timing.summary_tables(samples, SLOW, FAST, bootstrap, seed,
+                                 lambda head, _: values_table("S9", [(k, head[k]) for k in keys]))

@@ -192,6 +192,3 @@ def layernorm_param_grads(t):
                   *(same_float(a, b, 64, EPS64, f"torch dgamma[{i}] vs g*xhat")
                     for i, (a, b) in enumerate(zip(dgamma, want))),
                   *(same_float(a, b, 64, EPS64, f"torch dbeta[{i}] vs g") for i, (a, b) in enumerate(zip(dbeta, up))))
-
-
-from . import claims_kernels  # noqa: E402,F401  softmax overflow, output matrix, fused kernels, mask, routes, eps

@@ -1,6 +1,6 @@
 """The T family's conclusions beside other implementations (issue 28): the naive and shifted softmax, the output
 matrix, the fused cross-entropy and attention kernels, the causal mask, the three projections of one input and
-layer norm's epsilon. Imported at the end of tensor/claims.py.
+layer norm's epsilon. Listed in family.py's `claims`, which the registry reads.
 """
 
 from __future__ import annotations
