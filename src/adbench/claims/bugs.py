@@ -2,7 +2,7 @@
 
 A boundary control (registry.Edge/Flip) moves one cell of a real table; it shows the relation *could* fail on
 some table. A `Bug` shows more: the measurement function, run with a realistic bug switched on (a dropped factor,
-`=` for `+=`, the wrong eps, a missing shift, a detached tensor, a wrong reduction), produces tables on which the
+`=` for `+=`, the wrong eps, a missing shift, a detached input, a wrong reduction), produces tables on which the
 claims in `flips` no longer hold, while the same function without the bug produces tables on which they do.
 That is what makes two computations independent in fact rather than by a declared label.
 
@@ -26,7 +26,7 @@ Tables = Mapping[str, pd.DataFrame]
 @dataclass(frozen=True)
 class Bug:
     """`measure(switch)` runs the real measurement with `switch` (None: the correct code; `name`: the bug) and
-    returns the tables it writes, keyed like results/ ({"S7/blind_spots": DataFrame}); the relations named in
+    returns the tables it writes, keyed like results/ ({"X1/table": DataFrame}); the relations named in
     `flips` must hold on the correct tables and fail on the buggy ones."""
     name: str
     what: str
