@@ -8,8 +8,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 CORES ?= all
-# Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb): 80 % of RAM.
-MEM_MB ?= $(shell awk '/MemTotal/ {printf "%d", $$2 / 1024 * 0.8}' /proc/meminfo 2>/dev/null || echo 8000)
+# Memory Snakemake may hand out to concurrent jobs (each rule declares its mem_mb; a job that needs more stops the
+# run before any starts): 80 % of RAM, from /proc/meminfo (MEMINFO: another file, for the tests), else macOS's
+# `sysctl -n hw.memsize`, else psutil through the venv's or the system's python (make reads this before set-up
+# may have made the venv); 6553 (80 % of 8 GiB, the smallest machine the default run is sized for) if none answers.
+MEM_MB ?= $(shell { awk '/^MemTotal:/ {printf "%.3f\n", $$2 / 1024}' $(or $(MEMINFO),/proc/meminfo) || \
+  { b=$$(sysctl -n hw.memsize) && echo $$((b / 1048576)); } || for py in $(BIN)/python $(PYTHON); do \
+  $$py -c 'import psutil; print(psutil.virtual_memory().total / 2**20)' && break; done; } 2>/dev/null | \
+  awk 'NR == 1 && $$1 > 0 {printf "%d", $$1 * 0.8; found = 1} END {if (!found) printf "6553"}')
 
 # TORCH=cpu (default): torch==2.13.0+cpu from PyTorch's CPU index, envs/requirements.txt + envs/lock.txt.
 # TORCH=pypi: PyPI's torch==2.13.0 (Linux CUDA, macOS CPU/MPS), envs/requirements-pypi.txt + envs/lock-pypi.txt.

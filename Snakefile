@@ -60,6 +60,12 @@ rule all:
         rules.render_strict_check.output if config["strict"] else [],
 
 
+# Before any job starts: every planned job's mem_mb fits the run's --resources mem_mb, or the run stops naming
+# each job, what it needs and the fix (memory_fit in common.smk).
+onstart:
+    memory_fit()
+
+
 # A plain `snakemake` run (profiles/default) ends, like `make report`, with where the report is.
 onsuccess:
     if Path("report/report.html").exists():

@@ -10,7 +10,7 @@ import pytest
 from adbench.verdicts import documented
 from adbench.verdicts.documented import load
 from workflow_inspect import from_workflow
-from conftest import SMOKE, snakemake
+from conftest import EIGHT_GB_MEM_MB, SMOKE, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 # A hang guard, not a speed check: the smoke DAG takes about 50-60 s on 2 cores (printed in the
@@ -23,6 +23,13 @@ def test_smoke_dag_finishes_within_hang_guard(smoke):
     _, elapsed = smoke
     print(f"smoke DAG wall time: {elapsed:.1f} s")
     assert elapsed < SMOKE_HANG_GUARD_S
+
+
+def test_smoke_run_ran_under_an_8gb_machines_memory_cap(smoke):
+    """The smoke run is given --resources mem_mb=6553 (conftest): its memory check passed and every job ran."""
+    log = min((smoke[0] / ".snakemake/log").glob("*.snakemake.log")).read_text()   # timestamped: the first run
+    assert re.search(rf"Provided resources: mem_mb\D+{EIGHT_GB_MEM_MB}\b", log), log[:3000]
+    assert "100%) done" in log and "declare more memory" not in log
 
 
 def test_report_has_every_catalog_anchor_and_no_external_requests(smoke):

@@ -10,6 +10,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from adbench.config import ConfigError, check_config
 from adbench.families import declared
 from adbench.jobs import output_name
+from adbench.memfit import UNMEASURED_MB, Need, config_keys, declared_mb, fit_error, job_label, load_peaks
 from adbench.provenance import code_hash, versions
 
 # The one validation of the merged config (schema and cross-key checks), before any rule is read.
@@ -136,11 +137,13 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, uses_device=False, to
 
 
 # ---- resources ------------------------------------------------------------------------------------
-# Every rule declares mem_mb and runtime (minutes) through `sized(...)`; the numbers a rule passes come
-# from the benchmark files of a full default run on CPU (benchmarks/<rule>.tsv, columns s and max_rss):
-# mem_mb is about 1.5x the peak RSS rounded up to 500 MB (at least 1000), runtime about 3x the wall
-# time rounded up to whole minutes (at least 5), so a slower cluster node or a larger corpus does not
-# get a job killed. The defaults fit the many small jobs (<400 MB, <1 min).
+# Every rule declares mem_mb and runtime (minutes) through `sized(...)`; the numbers come from the benchmark
+# files of a full default run on CPU (benchmarks/<rule>.tsv, columns s and max_rss). mem_mb: a rule that passes
+# none declares its peak RSS measured there (src/adbench/data/peaks.csv) with adbench.memfit's headroom, 1.25 x
+# peak + 256 MB (UNMEASURED_MB until a reference run measures it); a rule whose peak follows config passes its
+# own (gpt2.mem_mb). Before any job starts, memory_fit() stops a run whose cap a planned job exceeds. runtime is
+# about 3x the wall time rounded up to whole minutes (at least 5), so a slower cluster node or a larger corpus
+# does not get a job killed. The default fits the many short jobs (<1 min).
 #
 # THREADS. A rule's thread count is stated once, in Snakemake's own `threads` directive (without one,
 # one thread). The local scheduler reserves that many cores, `sized` asks SLURM for as many CPUs
@@ -180,13 +183,19 @@ def timing_args(*keys, **extra):
 PRIORITY = dict(first=2000, timing=1000, long=50, chain=10)
 
 
-def sized(mem_mb=1000, runtime=5, timing=False, uses_device=False, first=False):
+def sized(mem_mb=None, runtime=5, timing=False, uses_device=False, first=False):
     """resources for a rule: mem_mb, runtime (min), cpus_per_task (the job's threads: THREADS above) and
     machine_share; an exclusive timing job takes every machine_share and, on SLURM, a node of its own. A rule
     whose tensors go to config["device"] asks a cluster for one GPU when that is cuda (gpu=0 requests none;
     the local executor ignores gpu and slurm_extra). `first`: a short job the timing jobs wait for,
-    run alone at the start (see scheduling above); it does not time anything, so no SLURM node of its own."""
-    res = dict(mem_mb=mem_mb, runtime=runtime, cpus_per_task=_job_threads, machine_share=1)
+    run alone at the start (see scheduling above); it does not time anything, so no SLURM node of its own.
+    mem_mb None: the rule's measured peak with headroom (_measured_mem_mb)."""
+    res = dict(
+        mem_mb=_measured_mem_mb if mem_mb is None else mem_mb,
+        runtime=runtime,
+        cpus_per_task=_job_threads,
+        machine_share=1,
+    )
     if timing and config["timing"]["exclusive"]:
         res["machine_share"] = MACHINE_SHARES
         res["slurm_extra"] = "--exclusive"
@@ -200,6 +209,35 @@ def sized(mem_mb=1000, runtime=5, timing=False, uses_device=False, first=False):
 def _job_threads(wildcards, threads):
     """cpus_per_task, the threads Snakemake gives the job (its rule's `threads`, at most --cores)."""
     return threads
+
+
+PEAKS = load_peaks()
+
+
+def _measured_mem_mb(wildcards, rulename):
+    """mem_mb of a rule that passes none, from its measured peak with headroom (Snakemake passes the rule name)."""
+    return declared_mb(PEAKS[rulename]) if rulename in PEAKS else UNMEASURED_MB
+
+
+def memory_fit():
+    """Stop before any job starts when a planned job declares more mem_mb than the run's --resources mem_mb (one
+    line per job, with the fix). Local runs only: under a cluster executor mem_mb caps nothing (profiles/slurm)."""
+    cap = workflow.global_resources.get("mem_mb")
+    cap = getattr(cap, "value", cap)
+    if not workflow.local_exec or cap is None:
+        return
+    jobs = workflow.dag.needrun_jobs()
+    needs = [Need(job_label(j.rule.name, j.wildcards_dict), j.rule.name, _declared_mem_mb(j)) for j in jobs]
+    message = fit_error(needs, cap, config_keys(config))
+    if message:
+        raise WorkflowError(message)
+
+
+def _declared_mem_mb(job):
+    """A job's mem_mb as its rule declares it. Snakemake 9 lowers a job's mem_mb to the run's cap (as it lowers
+    threads to --cores), so job.resources would always fit, and the job would run beside too little memory."""
+    declared = job.rule.resources.get("mem_mb").evaluate(job.wildcards, rulename=job.rule.name, input=job.input)
+    return declared.value or 0
 
 
 def job_rules():

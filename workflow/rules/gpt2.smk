@@ -22,7 +22,7 @@ use rule measure as gpt2_model with:
         meta="results/gpt2/meta.json",
     priority: PRIORITY["first"]  # gpt2_memory, a timing job, waits for it
     resources:
-        **sized(mem_mb=2000, runtime=10, uses_device=True, first=True),  # new rule, no full-run benchmark yet: BPE training headroom
+        **sized(runtime=10, uses_device=True, first=True),  # mem_mb: its measured peak (common.smk, sized)
     params:
         **job(
             "adbench.gpt2.resolve:record_model",
@@ -43,7 +43,7 @@ use rule measure as gpt2_prompt with:
         **id_outputs("G4", "values", "direction"),
     priority: PRIORITY["long"]
     threads: GPT2["threads"]
-    # mem_mb from config (gpt2.mem_mb: >= 1.5x the full run's peak RSS of each job); runtime ~3x its wall time
+    # mem_mb from config (gpt2.mem_mb: the reference run's peak RSS with common.smk's headroom); runtime ~3x its wall
     resources:
         **sized(uses_device=True, mem_mb=GPT2["mem_mb"]["prompt"], runtime=5),
     params:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import resource
+import sys
 from functools import partial
 
 import pandas as pd
@@ -103,6 +104,11 @@ def faulting(fn, into: list[int]):
     return call
 
 
+def maxrss_bytes(ru_maxrss: int) -> int:
+    """getrusage's ru_maxrss in bytes: macOS reports bytes, Linux KiB."""
+    return ru_maxrss if sys.platform == "darwin" else ru_maxrss * 1024
+
+
 def _median(xs: list[int]) -> float:
     return float(pd.Series(xs, dtype=float).median()) if xs else float("nan")
 
@@ -170,7 +176,7 @@ def measure_memory(model: dict, text: str, seq_len: int, batch: int, timing_batc
                         "weights_bytes_run": sum(p.numel() for p in nets[arch].parameters()) * FP32,
                         "threads": torch.get_num_threads(), **_cuda_peak(nets[arch], x)})
     summary = pd.DataFrame(summary)
-    summary["peak_rss_bytes_volatile"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the job's; KiB
+    summary["peak_rss_bytes_volatile"] = maxrss_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # the job's
     by_node = pd.DataFrame(by_node)
     noisy = {a: unjudged_reason(int(loads[a]["timing_stayed_noisy"]), 1, loads[a]["timing_retries"]) for a in ARCHS}
     values = memory_values(saved, summary, by_node, batch, info["model_source"], noisy)
