@@ -46,10 +46,12 @@ def pytest_collection_modifyitems(config, items):
 
 def starts_snakemake(args) -> bool:
     """Whether a subprocess argv (a list, or a shell string) runs Snakemake (`-m snakemake`, its entry script) or
-    `make report`. A stand-in merely named snakemake (tests/test_recover.py's sleeping fake) does not count."""
+    `make report` (not `make -n report`). A stand-in merely named snakemake (tests/test_recover.py's sleeping fake) does not count."""
     words = args.split() if isinstance(args, str) else [str(a) for a in ([args] if isinstance(args, os.PathLike)
                                                                          else args)]
     names = [Path(w).name for w in words]
+    if names[:1] == ["make"] and {"-n", "--dry-run", "--just-print", "--recon"} & set(words):
+        return False  # make only prints the recipe
     if ("-m", "snakemake") in zip(words, words[1:]) or (names[:1] == ["make"] and "report" in names[1:]):
         return True
     return any(n == "snakemake" and is_snakemake_script(w) for w, n in zip(words, names))

@@ -21,6 +21,7 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")  # this environment's
     ([sys.executable, SNAKEMAKE, "-n"], True),
     (f"{SNAKEMAKE} --unlock", True),
     (["make", "report", "CORES=2"], True),
+    (["make", "-n", "report", "TORCH=pypi"], False),  # a dry run prints the recipe only
     ([sys.executable, "-c", "import snakemake_interface_common"], False),  # control: a name that only contains it
     (["/no/such/bin/snakemake", "-n"], False),
     (["make", "setup", "PYTHON=python3.11"], False),

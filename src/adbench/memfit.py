@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, NamedTuple
 # the job (allocator fragmentation, oneDNN's workspace and kernel choice on another CPU, a torch release that
 # keeps one more buffer); the constant covers what does not (the interpreter and torch's libraries: a
 # CUDA-enabled torch maps more of them than the CPU build measured here). Small jobs (~300 MB, mostly
-# `import torch`) thus get ~700 MB, G6 (3.5 GB) 4.7 GB: every declaration fits an 8 GB machine's cap.
+# `import torch`) thus get ~700 MB, a 3.5 GB job 4.7 GB: every declaration fits an 8 GB machine's cap.
 HEADROOM = 1.25
 EXTRA_MB = 256
 STEP_MB = 50

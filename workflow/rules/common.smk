@@ -141,7 +141,7 @@ def prov(*modules, packages=("torch", "numpy"), seed=None, uses_device=False, to
 # files of a full default run on CPU (benchmarks/<rule>.tsv, columns s and max_rss). mem_mb: a rule that passes
 # none declares its peak RSS measured there (src/adbench/data/peaks.csv) with adbench.memfit's headroom, 1.25 x
 # peak + 256 MB (UNMEASURED_MB until a reference run measures it); a rule whose peak follows config passes its
-# own (gpt2.mem_mb). Before any job starts, memory_fit() stops a run whose cap a planned job exceeds. runtime is
+# own (a config key, e.g. `<family>.mem_mb`). Before any job starts, memory_fit() stops a run whose cap a planned job exceeds. runtime is
 # about 3x the wall time rounded up to whole minutes (at least 5), so a slower cluster node or a larger corpus
 # does not get a job killed. The default fits the many short jobs (<1 min).
 #

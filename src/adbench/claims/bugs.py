@@ -6,19 +6,19 @@ some table. A `Bug` shows more: the measurement function, run with a realistic b
 claims in `flips` no longer hold, while the same function without the bug produces tables on which they do.
 That is what makes two computations independent in fact rather than by a declared label.
 
-A family lists its bugs as plain data, `BUGS = [Bug(...), ...]`, in any of its claims modules; nothing registers
-on import. tests/test_claims_bugs.py runs every one.
+A family lists its bugs as plain data, `BUGS = [Bug(...), ...]`, in any claims module its declaration
+(`<family>/family.py`) names; nothing registers on import. tests/test_claims_bugs.py runs every one.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import pandas as pd
+
+from ..families import Family, declared
 
 Tables = Mapping[str, pd.DataFrame]
 
@@ -34,27 +34,18 @@ class Bug:
     measure: Callable[[str | None], Tables] = field(repr=False)
 
 
-def family_bugs(package: str) -> list[Bug]:
-    """Every `Bug` in the `BUGS` lists of the modules of `adbench.<package>` whose name starts with "claims" (a
-    family's own `BUGS` of another kind, e.g. the names of the bug runs it measures, is not a control)."""
-    pkg = importlib.import_module(f"adbench.{package}")
+def family_bugs(family: Family) -> list[Bug]:
+    """Every `Bug` in the `BUGS` lists of the claims modules `family` declares."""
     out: list[Bug] = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("claims"):
-            listed = getattr(importlib.import_module(f"adbench.{package}.{info.name}"), "BUGS", ())
-            out += [b for b in listed if isinstance(b, Bug)]
+    for name in family.claims:
+        found = getattr(importlib.import_module(f"adbench.{family.key}.{name}"), "BUGS", ())
+        out += [b for b in found if isinstance(b, Bug)]
     return out
 
 
 def all_bugs() -> list[Bug]:
-    """Every family's bugs (every subpackage of adbench with a claims module)."""
-    import adbench
-
-    out: list[Bug] = []
-    for info in pkgutil.iter_modules(adbench.__path__):
-        if info.ispkg and info.name != "claims" and importlib.util.find_spec(f"adbench.{info.name}.claims"):
-            out += family_bugs(info.name)
-    return out
+    """Every declared family's bugs."""
+    return [b for f in declared() for b in family_bugs(f)]
 
 
 def with_tables(base: Tables, new: Tables) -> dict[str, pd.DataFrame]:

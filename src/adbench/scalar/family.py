@@ -8,7 +8,7 @@ FAMILY = Family(
     "Scalar tape and numerical derivatives",
     numbered("S", 10),
     order=10,
-    claims=("claims", "claims_checks", "claims_engines"),
+    claims=("claims", "claims_bugs", "claims_checks", "claims_engines"),
     templates=(SECTION, "stepper.js"),
     timing_rules=("scalar_s9_calibrate", "scalar_s9_run"),
     volatile_files=("S9/calibration.csv", "S9/runs/*/samples.csv", "S9/samples.csv", "S9/per_process.csv",
