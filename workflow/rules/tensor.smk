@@ -7,10 +7,21 @@ family("tensor", "Tensor backward rules", numbered("T", 4), order=20)
 # T1-T4 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
 rule tensor_rules:
     output:
-        **id_outputs("T1", "values", "matrices"),
-        **id_outputs("T2", "values", "matrices", "reductions", "output_grads", "output_rows", "fused"),
-        **id_outputs("T3", "values", "matrices", "control", "mask", "mask_summary", "projections", "fused"),
-        **id_outputs("T4", "values", "matrices", "eps", "eps_effect"),
+        **id_outputs("T1", "values", "matrices", "saved"),
+        **id_outputs("T2", "values", "matrices", "reductions", "averaging", "output_grads", "output_rows", "fused"),
+        **id_outputs(
+            "T3",
+            "values",
+            "matrices",
+            "control",
+            "mask",
+            "mask_summary",
+            "projections",
+            "projection_weights",
+            "multihead",
+            "fused",
+        ),
+        **id_outputs("T4", "values", "matrices", "saved", "eps", "eps_effect"),
     log:
         LOG("tensor_rules"),
     benchmark:
