@@ -46,7 +46,7 @@ BUGS = [
         ("naive_overflows_shifted_finite", "fused_xent_finite"), T2),
     Bug(probes.WRONG_REDUCTION, "the mean divides the summed loss by the sequence length, ignored targets included",
         ("mean_divides_by_counted_tokens",), T2),
-    Bug(probes.OVERWRITE_TOKENS, "the summed loss's per-token gradients accumulate with `=`: only the last token's survives",
+    Bug(probes.OVERWRITE_TOKENS, "the summed loss's per-token gradients accumulate with `=`: only the last token's",
         ("summed_loss_scales_with_token_count",), T2),
     Bug(averaging.FLATTENED, "the per-sequence mean is computed over the flattened batch (a per-token mean)",
         ("token_and_sequence_means_differ",), T2),

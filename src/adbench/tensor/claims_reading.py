@@ -83,7 +83,8 @@ def token_and_sequence_means_differ(t):
         f"lengths {r.lengths}: {g(r.grad_norm_token_mean / r.grad_norm_sequence_mean)}" for r in t["T2/averaging"]
         .itertuples()),
         *(times_at_least(abs(r.grad_norm_token_mean / r.grad_norm_sequence_mean - 1), MATERIAL, 1,
-                         f"lengths {r.lengths}: the two norms at least {MATERIAL:.0%} apart") for r in unequal.itertuples()),
+                         f"lengths {r.lengths}: the two norms at least {MATERIAL:.0%} apart")
+          for r in unequal.itertuples()),
         *(same_float(r.grad_norm_token_mean, r.grad_norm_sequence_mean, 64, EPS64,
                      f"equal lengths {r.lengths}: the two norms agree") for r in equal.itertuples()))
 
@@ -119,7 +120,8 @@ def multihead_slices_add(t):
                   "||sum - torch dX|| / ||torch dX||: " + ", ".join(f"{r.variant} {g(r.rel_diff)}"
                                                                     for r in t["T3/multihead"].itertuples()),
                   flag(len(dropped) == int(full.heads.iloc[0]), "each head dropped once"),
-                  at_most(full.rel_diff.iloc[0] / EPS64, 64, "all heads vs torch's dX, in ulps of its norm", "ulps", 16),
+                  at_most(full.rel_diff.iloc[0] / EPS64, 64, "all heads vs torch's dX, in ulps of its norm", "ulps",
+                          16),
                   *(times_at_least(r.rel_diff, MATERIAL, 1, f"{r.variant}: off by at least {MATERIAL:.0%}")
                     for r in dropped.itertuples()))
 
@@ -230,6 +232,7 @@ def layernorm_saves_row_statistics(t):
     return judged(f"saved-tensor hooks packed {hooks}; grad_fn._saved_result1 {stats['_saved_result1']}, "
                   f"_saved_result2 {stats['_saved_result2']}",
                   flag("mean" in hooks and "rstd" in hooks, "the hooks saw the mean and the inverse std packed"),
-                  flag(not kept, f"no intermediate ({', '.join(INTERMEDIATES)}) packed" + (f": {kept}" if kept else "")),
+                  flag(not kept, f"no intermediate ({', '.join(INTERMEDIATES)}) packed"
+                       + (f": {kept}" if kept else "")),
                   flag(stats == {"_saved_result1": "mean", "_saved_result2": "rstd"},
                        "grad_fn._saved_result1 / _saved_result2 are the mean / inverse std"))

@@ -74,8 +74,8 @@ def token_reductions(vocab: int, tokens: list[int], padded: int, width: int, see
                 torch.nn.functional.cross_entropy(x[i:i + 1] @ w, y[i:i + 1], reduction="sum",
                                                   ignore_index=ignore).backward()
             return w.grad
-        loss = torch.nn.functional.cross_entropy(x[:n] @ w, y, reduction="sum" if bug == WRONG_REDUCTION else reduction,
-                                                 ignore_index=ignore)
+        kind = "sum" if bug == WRONG_REDUCTION else reduction
+        loss = torch.nn.functional.cross_entropy(x[:n] @ w, y, reduction=kind, ignore_index=ignore)
         (loss / n if bug == WRONG_REDUCTION and reduction == "mean" else loss).backward()
         return w.grad
 
@@ -120,7 +120,8 @@ def measure_t2(logits: list, target: int, overflow_logits: list, reduction: dict
     return {"values": values_table("T2", items), "matrices": pd.DataFrame(rows),
             "reductions": token_reductions(len(logits), **reduction, bug=bug),
             "averaging": averaging.token_vs_sequence(len(logits), **reduction, bug=bug),
-            **vocab.output_layer(**output_layer, bug=bug), "fused": vocab.fused_cross_entropy(overflow_logits, target, bug)}
+            **vocab.output_layer(**output_layer, bug=bug),
+            "fused": vocab.fused_cross_entropy(overflow_logits, target, bug)}
 
 
 def measure_t3(q: list, k: list, v: list, upstream: list, mask_fill: float, projections: dict,
