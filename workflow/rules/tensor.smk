@@ -5,10 +5,21 @@
 # T1-T4 share one job (one torch import); each ID still writes results/<ID>/ and its own meta.json.
 use rule measure as tensor_rules with:
     output:
-        **id_outputs("T1", "values", "matrices"),
-        **id_outputs("T2", "values", "matrices", "reductions", "output_grads", "output_rows", "fused"),
-        **id_outputs("T3", "values", "matrices", "control", "mask", "mask_summary", "projections", "fused"),
-        **id_outputs("T4", "values", "matrices", "eps", "eps_effect"),
+        **id_outputs("T1", "values", "matrices", "saved"),
+        **id_outputs("T2", "values", "matrices", "reductions", "averaging", "output_grads", "output_rows", "fused"),
+        **id_outputs(
+            "T3",
+            "values",
+            "matrices",
+            "control",
+            "mask",
+            "mask_summary",
+            "projections",
+            "projection_weights",
+            "multihead",
+            "fused",
+        ),
+        **id_outputs("T4", "values", "matrices", "saved", "eps", "eps_effect"),
     params:
         **job(
             {mid: f"adbench.tensor.probes:measure_{mid.lower()}" for mid in ("T1", "T2", "T3", "T4")},

@@ -27,7 +27,8 @@ sources("T3/control", {"max_diff_correct": f"{HAND}, {TORCH}",
                        "ratio_forgot_over_correct": f"hand rule without 1/sqrt(D), {HAND}",
                        "caught": f"hand rule without 1/sqrt(D), {TORCH}"}, by="gradient")
 # the hand rule's dbeta is the upstream g itself (a copy): it stands for the input, not for a computation
-sources("T4/matrices", {**MATRICES, "dbeta:hand": "input: the upstream g"}, by="matrix")
+sources("T4/matrices", {**MATRICES, "dbeta:hand": "input: the upstream g",
+                        "dx_independent:hand": "hand rule as D independent divisions"}, by="matrix")
 
 
 def _cell(t, table: str, matrix: str, r: int, c: int, col: str) -> float:

@@ -24,7 +24,7 @@ def _dx(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, g: torch.Tenso
 
 
 def eps_sensitivity(x: list, gamma: list, beta: list, upstream: list, near_constant_x: list,
-                    eps_compare: list[float]) -> dict[str, pd.DataFrame]:
+                    eps_compare: list[float], bug: str | None = None) -> dict[str, pd.DataFrame]:
     """dx per row, eps and feature (torch and hand), and per row how far dx moves between the two eps."""
     Ga, Be, G = (torch.tensor(t, dtype=F64) for t in (gamma, beta, upstream))
     rows, summary = [], []
@@ -32,7 +32,7 @@ def eps_sensitivity(x: list, gamma: list, beta: list, upstream: list, near_const
         X = torch.tensor(row, dtype=F64)
         dx = []                                   # torch's dx (D,) at each eps
         for eps in eps_compare:
-            hand = rules.layernorm_backward(X, Ga, Be, G, eps)
+            hand = rules.layernorm_backward(X, Ga, Be, G, eps, bug)
             dx.append(_dx(X, Ga, Be, G, eps))
             rows += [{"row": name, "eps": eps, "variance": hand["variance"].item(), "rstd": hand["rstd"].item(),
                       "feature": i, "dx_torch": dx[-1][i].item(), "dx_hand": hand["dx"][i].item()}

@@ -8,5 +8,5 @@ FAMILY = Family(
     "Tensor backward rules",
     numbered("T", 4),
     order=20,
-    claims=("claims", "claims_kernels"),
+    claims=("claims", "claims_bugs", "claims_kernels", "claims_reading"),
 )

@@ -26,7 +26,7 @@ def _masks(tq: int, tk: int) -> dict[str, torch.Tensor]:
     return {"causal": causal, "causal, row 0 fully masked": full}
 
 
-def _run(q, k, v, g, mask: torch.Tensor, fill: float) -> dict[str, torch.Tensor]:
+def _run(q, k, v, g, mask: torch.Tensor, fill: float, bug: str | None) -> dict[str, torch.Tensor]:
     """Forward with masked_fill, torch's backward, and the hand softmax rule on the same A."""
     qt, kt, vt = (t.clone().requires_grad_() for t in (q, k, v))
     s = qt @ kt.T / math.sqrt(q.shape[1])       # (Tq, Tk) raw scores
@@ -35,12 +35,13 @@ def _run(q, k, v, g, mask: torch.Tensor, fill: float) -> dict[str, torch.Tensor]
     m.retain_grad()
     a = torch.softmax(m, dim=-1)
     (a @ vt).backward(g)
-    hand = rules.softmax_jvp(a.detach(), g @ v.T)   # a (g - <g, a>) with dA = G Vᵀ
+    hand = rules.softmax_jvp(a.detach(), g @ v.T, bug)   # a (g - <g, a>) with dA = G Vᵀ
     return {"S": s.detach(), "A": a.detach(), "dS": s.grad, "dM": m.grad, "hand_dM": hand,
             "dQ": qt.grad, "dK": kt.grad, "dV": vt.grad}
 
 
-def causal_mask(q: list, k: list, v: list, upstream: list, mask_fill: float) -> dict[str, pd.DataFrame]:
+def causal_mask(q: list, k: list, v: list, upstream: list, mask_fill: float,
+                bug: str | None = None) -> dict[str, pd.DataFrame]:
     """Per fill and mask: every score's probability and gradients, and a summary of the masked entries."""
     Q, K, V, G = (torch.tensor(t, dtype=F64) for t in (q, k, v, upstream))
     cases = [("-inf", -math.inf, "causal"), ("large negative finite", mask_fill, "causal"),
@@ -48,7 +49,7 @@ def causal_mask(q: list, k: list, v: list, upstream: list, mask_fill: float) -> 
     entries, summary = [], []
     for fill_name, fill, mask_name in cases:
         mask = _masks(Q.shape[0], K.shape[0])[mask_name]
-        r = _run(Q, K, V, G, mask, fill)
+        r = _run(Q, K, V, G, mask, fill, bug)
         for i, j in ((i, j) for i in range(mask.shape[0]) for j in range(mask.shape[1])):
             entries.append({"fill": fill_name, "fill_value": fill, "mask": mask_name, "row": i, "col": j,
                             "masked": bool(mask[i, j]),

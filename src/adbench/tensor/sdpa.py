@@ -14,10 +14,10 @@ from .entries import entries
 F64 = torch.float64
 
 
-def fused_attention(q: list, k: list, v: list, upstream: list) -> pd.DataFrame:
+def fused_attention(q: list, k: list, v: list, upstream: list, bug: str | None = None) -> pd.DataFrame:
     """O, dQ, dK, dV: hand rules beside scaled_dot_product_attention's backward, entry by entry."""
     Q, K, V, G = (torch.tensor(t, dtype=F64) for t in (q, k, v, upstream))
-    hand = rules.attention_backward(Q, K, V, G)
+    hand = rules.attention_backward(Q, K, V, G, bug=bug)
     qt, kt, vt = (t[None, None].clone().requires_grad_() for t in (Q, K, V))   # (1, 1, T, D): the fused layout
     out = F.scaled_dot_product_attention(qt, kt, vt)                            # default scale 1/sqrt(D)
     out.backward(G[None, None])

@@ -8,6 +8,8 @@ overflows; the naive torch formula log(exp(z) / sum exp(z)) beside it is the con
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -16,16 +18,22 @@ from . import rules
 from .entries import entries
 
 F64 = torch.float64
+TARGET_ONLY = "target logit only"   # the loss -z[target]: the log-sum-exp normalizer dropped
 
 
-def output_layer(vocab: int, width: int, target: int, seed: int) -> dict[str, pd.DataFrame]:
+def loss_of(z: torch.Tensor, target: int, bug: str | None = None) -> torch.Tensor:
+    """Cross-entropy of one row of logits (TARGET_ONLY: -z[target], the normalizer dropped)."""
+    return -z[target] if bug == TARGET_ONLY else F.cross_entropy(z[None], torch.tensor([target]))
+
+
+def output_layer(vocab: int, width: int, target: int, seed: int, bug: str | None = None) -> dict[str, pd.DataFrame]:
     """torch's dW and dh of cross_entropy(W h) against dz ⊗ h and Wᵀ dz from the hand logit rule."""
     gen = torch.Generator().manual_seed(seed)
     w = torch.randn(vocab, width, dtype=F64, generator=gen)    # (V, D)
     h = torch.randn(width, dtype=F64, generator=gen)           # (D,)
     wt, ht = w.clone().requires_grad_(), h.clone().requires_grad_()
     z = wt @ ht                                                 # (V,)
-    F.cross_entropy(z[None], torch.tensor([target])).backward()
+    loss_of(z, target, bug).backward()
     p, _, dz = rules.softmax_xent_backward(z.tolist(), target)  # hand: p - onehot, Python floats
     dz = torch.tensor(dz, dtype=F64)
     dw_hand, dh_hand = torch.outer(dz, h), w.T @ dz            # (V, D), (D,)
@@ -37,9 +45,13 @@ def output_layer(vocab: int, width: int, target: int, seed: int) -> dict[str, pd
     return {"output_grads": grads, "output_rows": rows}
 
 
-def fused_cross_entropy(logits: list[float], target: int) -> pd.DataFrame:
-    """F.cross_entropy (float32, float64) and the naive torch formula against the shifted hand value."""
-    _, loss_hand, dz_hand = rules.softmax_xent_backward(logits, target)   # max-shifted, Python floats
+def fused_cross_entropy(logits: list[float], target: int, bug: str | None = None) -> pd.DataFrame:
+    """F.cross_entropy (float32, float64) and the naive torch formula against the shifted hand value (a hand
+    rule that overflows, under rules.MISSING_SHIFT, gives NaN)."""
+    try:
+        _, loss_hand, dz_hand = rules.softmax_xent_backward(logits, target, bug)   # max-shifted, Python floats
+    except OverflowError:
+        loss_hand, dz_hand = math.nan, [math.nan] * len(logits)
     naive = lambda z: -torch.log(torch.exp(z) / torch.exp(z).sum())[target]   # noqa: E731
     fused = lambda z: F.cross_entropy(z[None], torch.tensor([target]))      # noqa: E731
     rows = []
