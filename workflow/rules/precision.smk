@@ -39,9 +39,9 @@ rule precision_formats:
 
 rule precision_scaling:
     output:
-        **id_outputs("P4", "values", "static"),
+        **id_outputs("P4", "values", "static", "leaf_grads"),
         **id_outputs("P5", "values", "attempts", "settled", "grad_scaler"),
-        **id_outputs("P6", "values", "trajectory", "wide_sum"),
+        **id_outputs("P6", "values", "trajectory", "wide_sum", "direct_update"),
     log:
         LOG("precision_scaling"),
     benchmark:
