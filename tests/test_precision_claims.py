@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from adbench.claims.registry import RELATIONS, load_all
 from adbench.outcomes import FAILS, HOLDS
@@ -108,3 +107,21 @@ def test_p9_recovery_reads_all_but_a_count_at_the_documents_strength():
     assert rel(_p9(11_600)).verdict == HOLDS  # exactly one in a thousand
     assert rel(_p9(11_601)).verdict == FAILS
     assert rel(_p9(116_000)).verdict == FAILS  # 99 %: the old bound's edge now fails
+
+
+def test_judge_at_an_edited_dynamic_start_judges_grad_scaler_and_sets_the_hand_claim_aside():
+    """The run's config says dynamic_start 1,024: the GradScaler claim is judged (and holds) on that run's tables;
+    the hand scaler's documented 65,536 -> 16,384 reads "configuration differs", never a wrong fails."""
+    import yaml
+    from pathlib import Path
+
+    from adbench.claims import judge, table
+    from adbench.outcomes import NOT_JUDGED
+
+    settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    settings["precision"]["dynamic_start"] = 1024.0
+    tables = {**_p5_tables(1024.0), "P1/landmarks": formats.measure_p1()["landmarks"]}
+    claims, run = table.load(), judge.Run(settings=settings)
+    verdict = {c: judge.judge_one(claims[claims.claim == c].iloc[0], tables, run, RELATIONS)["verdict"]
+               for c in ("P5.grad-scaler-skips-and-halves", "P5.dynamic-scale")}
+    assert verdict == {"P5.grad-scaler-skips-and-halves": HOLDS, "P5.dynamic-scale": NOT_JUDGED}

@@ -320,8 +320,8 @@ def fp16_loses_some_gradient_scale_recovers(t):
                   f"{f.scale:g}: {f.scaled_recovered:,} back, {f.scaled_still_zero:,} still zero ({g(100 * left)} % "
                   f"of the zeros; at most {g(100 * bound)} %)",
                   at_least(f.to_zero_pct, LOST_SHARE, f"share lost in fp16, at least {LOST_SHARE:g} %", "%", BAND_PCT),
-                  at_most(100 * left, 100 * bound, f"share of the zeros the scale leaves zero, at most {100 * bound:g} %",
-                          "%", BAND_PCT / 10))
+                  at_most(100 * left, 100 * bound,
+                          f"share of the zeros the scale leaves zero, at most {100 * bound:g} %", "%", BAND_PCT / 10))
 
 
 # GradScaler, the 16-bit sum, the scale's overflow; P2's ties, P4's leaf gradients, P6's update and drift; the

@@ -5,8 +5,8 @@ stops growing once the format's spacing reaches 2 (sum + 1 lies half-way and tie
 itself). Mixed values 1, 1 + gap, 1 + 2 gap, ... (gap: the format's
 gap above 1; every value exact in the format): their partial sums round in 16 bits, so a pairwise 16-bit sum and the
 16-bit loop miss the total, and only an operator that accumulates wider and rounds once lands on the float64 sum
-(exact here: multiples of the gap, far below 2^53 of them) rounded once to the dtype. A sum of ones cannot tell these apart: a 16-bit pairwise
-sum of 4,096 ones is exact too.
+(exact here: multiples of the gap, far below 2^53 of them) rounded once to the dtype. A sum of ones cannot tell
+these apart: a 16-bit pairwise sum of 4,096 ones is exact too.
 """
 
 from __future__ import annotations
