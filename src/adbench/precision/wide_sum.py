@@ -2,9 +2,8 @@
 
 Two probes per dtype. Ones: a loop that stores its running sum in the 16-bit format rounds after every addition and
 stops growing once the format's spacing reaches 2 (sum + 1 lies half-way and ties to the even neighbour, the sum
-itself). Mixed values 1, 1 + gap, 1 + 2 gap, ... (gap: the format's
-gap above 1; every value exact in the format): their partial sums round in 16 bits, so a pairwise 16-bit sum and the
-16-bit loop miss the total, and only an operator that accumulates wider and rounds once lands on the float64 sum
+itself). Mixed values 1, 1 + gap, 1 + 2 gaps, repeated (gap: the format's gap above 1; every value exact in the
+format): their partial sums round in 16 bits, so a pairwise 16-bit sum and the 16-bit loop miss the total, and only an operator that accumulates wider and rounds once lands on the float64 sum
 (exact here: multiples of the gap, far below 2^53 of them) rounded once to the dtype. A sum of ones cannot tell
 these apart: a 16-bit pairwise sum of 4,096 ones is exact too.
 """
