@@ -28,9 +28,9 @@ use rule measure as precision_formats with:
 
 use rule measure as precision_scaling with:
     output:
-        **id_outputs("P4", "values", "static"),
+        **id_outputs("P4", "values", "static", "leaf_grads"),
         **id_outputs("P5", "values", "attempts", "settled", "grad_scaler"),
-        **id_outputs("P6", "values", "trajectory", "wide_sum"),
+        **id_outputs("P6", "values", "trajectory", "wide_sum", "direct_update"),
     params:
         **job(
             "adbench.precision.scaling:measure_scaling",

@@ -9,12 +9,13 @@ rounding, the same on every machine, so their checks carry no band.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
-from ..claims import (Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation, row, sources,
+from ..claims import (Edge, Flip, Move, Moves, at_least, at_most, flag, g, judged, near, relation, row, sources,
                       times_at_least, truthy)
-from .formats import PROBE
+from .formats import PROBE, TIES
 
 sources("P1/landmarks", {"smallest_normal": "format landmarks", "smallest_subnormal": "format landmarks",
                          "largest": "format landmarks", "gap_above_1": "format landmarks",
@@ -22,7 +23,8 @@ sources("P1/landmarks", {"smallest_normal": "format landmarks", "smallest_subnor
         by="format")
 sources("P2/casts", {"fp16": "torch fp16 cast", "numpy_fp16": "numpy float16 cast",
                      "subnormal_steps": "torch fp16 cast, format landmarks", "configured:grad": "input",
-                     f"{PROBE}:grad": "format landmarks"}, by="role")
+                     f"{PROBE}:grad": "format landmarks",
+                     **{f"{role}:grad": "format landmarks" for role in TIES.values()}}, by="role")
 sources("P3/errors", {"x": "input", "fp16": "torch fp16 cast", "fp16_rel_error": "torch fp16 cast",
                       "bf16": "torch bf16 cast", "bf16_rel_error": "torch bf16 cast"})
 sources("P3/sweep", {"x": "input", "fp16_rel_error": "torch fp16 cast (sweep)",
@@ -35,7 +37,7 @@ sources("P5/attempts", {"attempt": "dynamic scaler", "scale": "dynamic scaler", 
 sources("P5/settled", {"grad": "input", "scale": "dynamic scaler", "scaled_fp16": "scaled fp16 cast",
                        "unscaled": "scaled fp16 cast"})
 sources("P6/trajectory", {"step": "input", "fp16": "fp16 additions", "fp32_master": "fp32 additions",
-                          "exact": "exact rational sum"})
+                          "exact": "exact rational sum", "fp64_master": "fp64 additions"})
 sources("P7/spacing", {"weight": "input", "fp16_gap_above": "fp16 nextafter", "half_gap": "fp16 nextafter",
                        "update": "input", "update_changes_weight": "fp16 addition"})
 sources("P8/casts", {"value": "input", "fp16": "torch fp16 cast", "numpy_fp16": "numpy float16 cast",
@@ -258,10 +260,42 @@ def bf16_keeps_range_loses_precision(t):
 
 # ---- P9 (GPT-2's gradients) --------------------------------------------------------------------------------------
 LOST_SHARE = 1.0  # percent: "9.3 %" is at least one in a hundred
-RECOVERED_SHARE = 0.99  # "all but 1,743 of 11.6 million": at least 99 % brought back
 # another machine's float32 backward can move a few values across fp16's zero threshold: parts per million
 # of 124 M; a tenth of a percentage point is far more than that
 BAND_PCT = 0.1
+
+
+@lru_cache(maxsize=None)
+def documented(id_: str, quantity: str) -> float:
+    """A documented number as the essay printed it (data/documented.csv; "1,743" reads 1743)."""
+    from ..verdicts.documented import load
+
+    d = load()
+    hit = d[(d["id"] == id_) & (d["quantity"] == quantity)]
+    if hit.empty:
+        raise KeyError(f"documented.csv has no row {id_}/{quantity}: add it there")
+    return float(str(hit.documented.iloc[0]).replace(",", ""))
+
+
+def left_zero_bound() -> float:
+    """"All but 1,743 of 11.6 million" as a number: the share left zero is at most the power of ten just above
+    the documents' share (1.5e-4 -> one in a thousand): the same order of magnitude, whatever the weights' draw."""
+    share = documented("P9", "scaled_still_zero") / (documented("P9", "fp16_zero_millions") * 1e6)
+    return 10.0 ** math.ceil(math.log10(share))
+
+
+def _allowed_zero(t) -> int:
+    """The most fp16 zeros the scale may leave zero in this run's table."""
+    return int(math.floor(left_zero_bound() * float(_fp16(t).to_zero)))
+
+
+def _recovery_edge(extra: int) -> Moves:
+    """The run's fp16 zeros with `_allowed_zero + extra` left zero (the loss share well above its bound)."""
+    def left(t) -> int:
+        return _allowed_zero(t) + extra
+    return Moves((Move("P9/summary", {"dtype": "fp16"}, "to_zero_pct", 10 * LOST_SHARE),
+                  Move("P9/summary", {"dtype": "fp16"}, "scaled_still_zero", left),
+                  Move("P9/summary", {"dtype": "fp16"}, "scaled_recovered", lambda t: int(_fp16(t).to_zero) - left(t))))
 
 
 @relation("P9/summary", single=True, edge=Edge(Move("P9/summary", {"dtype": "bf16"}, "to_zero", 0),
@@ -276,15 +310,15 @@ def _fp16(t):
     return row(t["P9/summary"], "dtype", "fp16")
 
 
-@relation("P9/summary", edge=Flip("P9/summary", {"dtype": "fp16"}, "to_zero_pct", holding=10 * LOST_SHARE,
-                                  failing=LOST_SHARE / 2))
+@relation("P9/summary", edge=Edge(_recovery_edge(0), _recovery_edge(1)))
 def fp16_loses_some_gradient_scale_recovers(t):
-    """At least one gradient value in a hundred rounds to zero in fp16, and the loss scale brings back at least
-    99 % of them."""
-    f = _fp16(t)
-    share = float(f.scaled_recovered) / float(f.to_zero) if f.to_zero else math.nan
+    """At least one gradient value in a hundred rounds to zero in fp16, and the loss scale brings back all but a
+    share of them of the documents' order of magnitude (at most one in a thousand left zero)."""
+    f, bound = _fp16(t), left_zero_bound()
+    left = (float(f.to_zero) - float(f.scaled_recovered)) / float(f.to_zero) if f.to_zero else math.nan
     return judged(f"fp16: {f.to_zero:,} of {f['values']:,} values to zero ({g(f.to_zero_pct)} %); scaled by "
-                  f"{f.scale:g}: {f.scaled_recovered:,} back, {f.scaled_still_zero:,} still zero",
+                  f"{f.scale:g}: {f.scaled_recovered:,} back, {f.scaled_still_zero:,} still zero ({g(100 * left)} % "
+                  f"of the zeros; at most {g(100 * bound)} %)",
                   at_least(f.to_zero_pct, LOST_SHARE, f"share lost in fp16, at least {LOST_SHARE:g} %", "%", BAND_PCT),
-                  at_least(100 * share, 100 * RECOVERED_SHARE, f"share the scale recovers, at least "
-                           f"{100 * RECOVERED_SHARE:g} %", "%", BAND_PCT))
+                  at_most(100 * left, 100 * bound,
+                          f"share of the zeros the scale leaves zero, at most {100 * bound:g} %", "%", BAND_PCT / 10))

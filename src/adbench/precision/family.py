@@ -8,5 +8,5 @@ FAMILY = Family(
     "Precision: fp16, bf16 and loss scaling",
     numbered("P", 9),
     order=60,
-    claims=("claims", "claims_torch"),
+    claims=("claims", "claims_bugs", "claims_torch", "claims_update"),
 )

@@ -16,11 +16,27 @@ from ..tables import values_table
 
 log = logging.getLogger(__name__)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64}
+# measurement-level controls (claims_bugs.py): each a realistic bug of the measurement, None in every real run. With
+# a bug on, the numpy cross-checks that would stop the job are skipped: the controls show the claims catch it too.
+FORMATS_BUGS = ("round-toward-zero", "absolute-error", "bf16-truncated", "update-promoted", "bf16-via-fp16")
 
 
 def cast(x: float, dtype: torch.dtype) -> float:
     """Round a binary64 number to `dtype` (round to nearest, ties to even) and back."""
     return torch.tensor(x, dtype=torch.float64).to(dtype).to(torch.float64).item()
+
+
+def cast_toward_zero(x: float, dtype: torch.dtype) -> float:
+    """A hand-rolled cast that truncates (rounds toward zero): what masking off low bits does."""
+    r = cast(x, dtype)
+    if abs(r) > abs(x):
+        r = torch.nextafter(torch.tensor(r, dtype=dtype), torch.tensor(0.0, dtype=dtype)).double().item()
+    return r
+
+
+def _check_bug(bug: str | None) -> None:
+    if bug not in (None, *FORMATS_BUGS):
+        raise ValueError(f"bug {bug!r} not in {FORMATS_BUGS}")
 
 
 def next_above(x: float, dtype: torch.dtype) -> float:
@@ -64,16 +80,23 @@ def measure_p1() -> dict:
 
 # P2/casts `role` of the value cast between half the smallest subnormal and the subnormal itself
 PROBE = "probe: 3/4 of the smallest subnormal"
+# P2/casts roles of the midpoints k/2 subnormal steps (k odd): ties to even go down at 1/2 and 5/2, up at 3/2, so
+# they tell ties-to-even from ties away from zero (1, 3 steps at 1/2, 5/2) and from truncation (1 step at 3/2)
+TIES = {k: f"tie: {k}/2 subnormal steps" for k in (1, 3, 5)}
 
 
-def measure_p2(grads: list[float]) -> dict:
-    """P2: small gradients cast to fp16 (torch) beside numpy's float16, and one probe below the smallest
-    subnormal but above half of it: round to nearest keeps it, so zero starts at half a step, not at one."""
+def measure_p2(grads: list[float], bug: str | None = None) -> dict:
+    """P2: small gradients cast to fp16 (torch) beside numpy's float16, one probe below the smallest subnormal but
+    above half of it (round to nearest keeps it, so zero starts at half a step, not at one), and three midpoints."""
+    _check_bug(bug)
     sub = landmarks(torch.float16)["smallest_subnormal"]
+    to16 = cast_toward_zero if bug == "round-toward-zero" else cast  # bug: a truncating cast
+    probes = [(0.75 * sub, PROBE)] + [(k * sub / 2, role) for k, role in TIES.items()]  # exact in binary64
     rows = []
-    for g, role in [(g, "configured") for g in grads] + [(0.75 * sub, PROBE)]:  # 3/4 of 2^-24: exact in binary64
-        t, n = cast(g, torch.float16), float(np.float16(g))
-        _check_numpy(f"cast {g:g}", t, n)
+    for g, role in [(g, "configured") for g in grads] + probes:
+        t, n = to16(g, torch.float16), float(np.float16(g))
+        if bug is None:
+            _check_numpy(f"cast {g:g}", t, n)
         rows.append({"grad": g, "role": role, "fp16": t, "numpy_fp16": n, "subnormal_steps": t / sub})
     configured = [r for r in rows if r["role"] == "configured"]  # the documented values; the probe is a control
     # Names are fixed by position in precision.fp16_grads; the gradient itself is a note and the casts table's
@@ -90,37 +113,49 @@ def grad_note(index: int, grad: float) -> str:
     return f"precision.fp16_grads[{index}] = {grad:g}"
 
 
-def error_sweep(lo_exp: float, hi_exp: float, points: int) -> pd.DataFrame:
+def error_sweep(lo_exp: float, hi_exp: float, points: int, bug: str | None = None) -> pd.DataFrame:
     """Relative error of fp16 and bf16 casts at `points` log-spaced x in [10^lo, 10^hi]."""
     x = torch.logspace(lo_exp, hi_exp, points, dtype=torch.float64)
     out = {"x": x.numpy()}
     for k in ("fp16", "bf16"):
-        c = x.to(DTYPES[k]).to(torch.float64)
+        if bug == "bf16-truncated" and k == "bf16":  # bug: bf16 emulated by dropping fp32's low 16 bits
+            c = (x.float().view(torch.int32) & -65536).view(torch.float32).double()
+        else:
+            c = x.to(DTYPES[k]).to(torch.float64)
         out[f"{k}_rel_error"] = ((c - x).abs() / x).numpy()
     return pd.DataFrame(out)
 
 
-def measure_p3(xs: list[float], sweep: dict) -> dict:
+def rel_error(cast_x: float, x: float, bug: str | None = None) -> float:
+    """|cast(x) - x| / |x| (bug "absolute-error": the division dropped)."""
+    return abs(cast_x - x) / (1.0 if bug == "absolute-error" else abs(x))
+
+
+def measure_p3(xs: list[float], sweep: dict, bug: str | None = None) -> dict:
     """P3: relative representation error |cast(x) - x| / |x| in fp16 and bf16."""
+    _check_bug(bug)
     for x in xs:
         _check_numpy(f"cast {x:g}", cast(x, torch.float16), float(np.float16(x)))
-    rows = [{"x": x, "fp16": cast(x, torch.float16), "fp16_rel_error": abs(cast(x, torch.float16) - x) / abs(x),
-             "bf16": cast(x, torch.bfloat16), "bf16_rel_error": abs(cast(x, torch.bfloat16) - x) / abs(x)}
+    rows = [{"x": x, "fp16": cast(x, torch.float16), "fp16_rel_error": rel_error(cast(x, torch.float16), x, bug),
+             "bf16": cast(x, torch.bfloat16), "bf16_rel_error": rel_error(cast(x, torch.bfloat16), x, bug)}
             for x in xs]
     items = [(f"relerr_{r['x']:.0e}", r["fp16_rel_error"]) for r in rows]
     return {"values": values_table("P3", items), "errors": pd.DataFrame(rows),
-            "sweep": error_sweep(sweep["lo_exp"], sweep["hi_exp"], sweep["points"])}
+            "sweep": error_sweep(sweep["lo_exp"], sweep["hi_exp"], sweep["points"], bug)}
 
 
-def measure_p7(weights: list[float], update: float) -> dict:
+def measure_p7(weights: list[float], update: float, bug: str | None = None) -> dict:
     """P7: gap to the next fp16 value above each weight, and whether +update moves it."""
-    u16 = torch.tensor(update, dtype=torch.float16)
+    _check_bug(bug)
+    # bug: the update made an fp32 tensor, which promotes the sum to fp32
+    u16 = torch.tensor(update, dtype=torch.float32 if bug == "update-promoted" else torch.float16)
     rows = []
     for w in weights:
         w16 = torch.tensor(w, dtype=torch.float16)
         moved = bool((w16 + u16) != w16)   # one fp16 addition, rounded to fp16
         _check_numpy(f"gap above {w:g}", next_above(w, torch.float16) - w, float(np.spacing(np.float16(w))))
-        _check_numpy(f"{w:g} + {update:g}", (w16 + u16).item(), float(np.float16(w) + np.float16(update)))
+        if bug is None:
+            _check_numpy(f"{w:g} + {update:g}", (w16 + u16).item(), float(np.float16(w) + np.float16(update)))
         rows.append({"weight": w, "fp16_gap_above": next_above(w, torch.float16) - w,
                      "half_gap": (next_above(w, torch.float16) - w) / 2, "update": update,
                      "update_changes_weight": "yes" if moved else "no"})
@@ -130,10 +165,14 @@ def measure_p7(weights: list[float], update: float) -> dict:
     return {"values": values_table("P7", items), "spacing": table}
 
 
-def measure_p8(values: list[float]) -> dict:
+def measure_p8(values: list[float], bug: str | None = None) -> dict:
     """P8: bf16 beside fp16: casts of tiny values, gaps above 1.0, bf16's smallest normal."""
+    _check_bug(bug)
+    # bug: the values reach bf16 through an fp16 copy (a model stored in fp16, converted)
+    via = (lambda v: cast(cast(v, torch.float16), torch.bfloat16)) if bug == "bf16-via-fp16" else (
+        lambda v: cast(v, torch.bfloat16))
     casts = pd.DataFrame([{"value": v, "fp16": cast(v, torch.float16), "numpy_fp16": float(np.float16(v)),
-                           "bf16": cast(v, torch.bfloat16)} for v in values])
+                           "bf16": via(v)} for v in values])
     for r in casts.itertuples():
         _check_numpy(f"cast {r.value:g}", r.fp16, r.numpy_fp16)
     gaps = pd.DataFrame([{"format": k, "gap_above_1": landmarks(DTYPES[k])["gap_above_1"],

@@ -3,7 +3,8 @@
 Step 1 injects an inf into one scaled gradient: the scaler must skip the optimizer step (weights
 unchanged) and halve its scale. Step 2 is clean: the step must happen, with the gradient divided by the
 scale before the update (the weights move by lr times the unscaled gradient, computed separately by
-autograd without any scaler). Every scale in the table is read from the scaler; none is passed in.
+autograd without any scaler). The scaler starts at the configured start (precision.dynamic_start), the hand
+scaler's start, so the two halve from the same scale; every later scale is read from the scaler.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import pandas as pd
 import torch
 from torch import nn
 
+GRAD_SCALER_BUGS = ("step-not-skipped",)
+
 
 def scaler_step(w: nn.Parameter, x: torch.Tensor, opt: torch.optim.Optimizer, scaler, lr: float,
-                inject_at: int | None) -> dict:
+                inject_at: int | None, bug: str | None = None) -> dict:
     """One scaled forward/backward/step on loss = (w · x).sum(); an inf at `inject_at` when not None."""
     before = w.detach().clone()
     (true_grad,) = torch.autograd.grad((w * x).sum(), w)  # the gradient with no scaling anywhere: x
@@ -27,7 +30,10 @@ def scaler_step(w: nn.Parameter, x: torch.Tensor, opt: torch.optim.Optimizer, sc
             w.grad[inject_at] = float("inf")  # an overflow, as an fp16 backward would produce
     scaler.unscale_(opt)  # divides every gradient by the scale and records whether any is non-finite
     unscaled = w.grad.detach().clone()
-    scaler.step(opt)  # skipped when unscale_ found a non-finite gradient
+    if bug == "step-not-skipped":
+        opt.step()  # bug: the optimizer stepped directly, past the scaler's inf check
+    else:
+        scaler.step(opt)  # skipped when unscale_ found a non-finite gradient
     scaler.update()
     after = w.detach().clone()
     sgd = before - lr * true_grad  # where a plain SGD step with the true gradient would land
@@ -42,11 +48,16 @@ def scaler_step(w: nn.Parameter, x: torch.Tensor, opt: torch.optim.Optimizer, sc
             "scale_after": scaler.get_scale()}
 
 
-def grad_scaler_table(weights: list[float], inputs: list[float], lr: float, inf_index: int) -> pd.DataFrame:
-    """Two steps of one GradScaler: an overflowing one (inf at `inf_index`), then a finite one."""
+def grad_scaler_table(weights: list[float], inputs: list[float], lr: float, inf_index: int,
+                      init_scale: float | None = None, bug: str | None = None) -> pd.DataFrame:
+    """Two steps of one GradScaler starting at `init_scale` (None: torch's default): an overflowing one (inf at
+    `inf_index`), then a finite one."""
+    if bug not in (None, *GRAD_SCALER_BUGS):
+        raise ValueError(f"bug {bug!r} not in {GRAD_SCALER_BUGS}")
     w = nn.Parameter(torch.tensor(weights, dtype=torch.float32))
     x = torch.tensor(inputs, dtype=torch.float32)
     opt = torch.optim.SGD([w], lr=lr)
-    scaler = torch.amp.GradScaler("cpu")  # torch's defaults: the initial scale is the scaler's, not ours
-    rows = [scaler_step(w, x, opt, scaler, lr, at) for at in (inf_index, None)]
+    # the other settings are torch's defaults (backoff 0.5, growth after 2,000 clean steps)
+    scaler = torch.amp.GradScaler("cpu") if init_scale is None else torch.amp.GradScaler("cpu", init_scale=init_scale)
+    rows = [scaler_step(w, x, opt, scaler, lr, at, bug) for at in (inf_index, None)]
     return pd.DataFrame([{"step": i + 1, **r} for i, r in enumerate(rows)])
