@@ -8,7 +8,7 @@ DEPTH = config["depth"]
 
 rule depth_d1:
     output:
-        **id_outputs("D1", "values", "chains", "fp16_probe"),
+        **id_outputs("D1", "values", "chains", "fp16_probe", "residual"),
     log:
         LOG("depth_d1"),
     benchmark:

@@ -40,7 +40,7 @@ rule optim_o1:
         gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
         adam_finals=one(rules.optim_o1_train.output.finals, optimizer="adam"),
     output:
-        **id_outputs("O1", "values", "seeds", "gradcheck", "ulp", "linear"),
+        **id_outputs("O1", "values", "seeds", "rows", "gradcheck", "ulp", "linear"),
     log:
         LOG("optim_o1"),
     benchmark:
@@ -144,7 +144,16 @@ rule optim_o2_plot:
 
 rule optim_o3:
     output:
-        **id_outputs("O3", "values", "arrangements", "counts", "adam_state", "adam_bytes"),
+        **id_outputs(
+            "O3",
+            "values",
+            "arrangements",
+            "counts",
+            "adam_state",
+            "adam_bytes",
+            "adam_first_step",
+            "state_by_optimizer",
+        ),
     log:
         LOG("optim_o3"),
     benchmark:

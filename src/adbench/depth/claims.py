@@ -23,6 +23,8 @@ sources("D1/chains", {"chain": "input", "activation": "input", "w": "input", "de
                       "tape_dL_dx": "tape", "torch_dL_dx": "torch float64", "rel_diff": "tape, torch float64"})
 sources("D1/fp16_probe", {"chain": "input", "binary64": "tape", "fp16": "torch fp16 cast",
                           "fp16_smallest_subnormal": "fp16 nextafter"})
+sources("D1/residual", {"row": "input", "col": "input", "torch_jacobian": "torch autograd of x + F(x)",
+                        "hand_jacobian": "hand I + J_F"})
 sources("D2/grid", {"depth": "input", "scale": "input", "residual": "input", "layer": "input",
                     "rel_grad": "stack backward", "log10_rel_grad": "stack backward", "rel_grad_min": "stack backward",
                     "rel_grad_max": "stack backward"})
@@ -176,6 +178,42 @@ def chains_tape_equals_torch(t):
     return judged(f"largest relative tape/torch difference at depth {worst.depth} ({worst.activation}, w={worst.w:g}): "
                   f"{g(per.max())} ulps per layer",
                   at_most(per.max(), 16, "largest tape/torch difference, ulps per layer", "ulps per layer", 4))
+
+
+def _jac(t, col: str) -> np.ndarray:
+    d = t["D1/residual"].sort_values(["row", "col"])
+    n = int(d.row.max()) + 1
+    return d[col].to_numpy(float).reshape(n, n)
+
+
+def _jac_worst(t) -> dict:
+    d = t["D1/residual"]
+    r = d.loc[(d.torch_jacobian - d.hand_jacobian).abs().idxmax()]
+    return {"row": r.row, "col": r.col}
+
+
+def _hand_at(t) -> float:
+    d, w = t["D1/residual"], _jac_worst(t)
+    return float(d[(d.row == w["row"]) & (d.col == w["col"])].hand_jacobian.iloc[0])
+
+
+@relation("D1/residual", edge=Flip("D1/residual", _jac_worst, "torch_jacobian", holding=_hand_at,
+                                   failing=lambda t: ulps_away(_hand_at(t), 256)))
+def residual_identity_plus_jacobian(t):
+    """torch's Jacobian of y = x + tanh(W x) equals I + J_F with J_F = diag(1 - tanh^2) W by hand, entry by entry
+    (64 float64 ulps); and the two routes reinforce along one direction and cancel along another: the block's
+    largest singular value is above 1 and its smallest below 1."""
+    J, H = _jac(t, "torch_jacobian"), _jac(t, "hand_jacobian")
+    sv = np.linalg.svd(J, compute_uv=False) if np.isfinite(J).all() else np.array([np.nan])
+    checks = [same_float(a, b, 64, EPS64, "torch vs I + J_F") for a, b in zip(J.ravel(), H.ravel())]
+    worst = min(checks, key=lambda c: c.margin) if checks else flag(False, "a Jacobian")
+    return judged(f"{J.shape[0]}x{J.shape[1]} block: largest |torch - (I + J_F)| {g(np.abs(J - H).max())}; "
+                  f"singular values of torch's Jacobian {', '.join(g(v) for v in sv)}",
+                  worst,
+                  at_least(decades(sv.max()), 0.0, "largest factor above 1 (the routes reinforce)", "decades", BAND,
+                           strict=True),
+                  at_most(decades(sv.min()), 0.0, "smallest factor below 1 (the routes cancel)", "decades", BAND,
+                          strict=True))
 
 
 # ---- D2 ---------------------------------------------------------------------------------------------------
