@@ -42,7 +42,7 @@ def _label(activation: str, w: float) -> str:
 
 
 # a measurement-level control (claims/bugs.py): torch's path of the chains loses its float64 and runs in float32
-D1_BUGS = ("torch chains in float32",)
+D1_BUGS = ("torch chains in float32", "probe cast to bfloat16, not fp16")
 
 
 def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict, residual: dict | None = None,
@@ -76,7 +76,7 @@ def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict, r
             notes[f"{lab}_d{d}_closed_form"] = f"w**{d} in binary64; the tape gives {float(sel.tape_dL_dx[d])!r}"
     p = fp16_probe
     g64 = tape_chain(x, float(p["w"]), int(p["depth"]), p["activation"])
-    g16 = torch.tensor(g64, dtype=torch.float64).to(torch.float16).item()
+    g16 = torch.tensor(g64, dtype=torch.float64).to(torch.bfloat16 if bug == D1_BUGS[1] else torch.float16).item()
     lab = f"{_label(p['activation'], float(p['w']))}_d{p['depth']}"
     items += [(lab, g64), (f"{lab}_fp16", g16)]
     probe = pd.DataFrame([{"chain": lab, "binary64": g64, "fp16": g16,

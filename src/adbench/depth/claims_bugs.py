@@ -34,6 +34,8 @@ def _measure(bug: str | None) -> Tables:
 BUGS = [
     Bug(chains.D1_BUGS[0], "torch's path of the chains runs in float32, its float64 dtype dropped",
         ("chains_tape_equals_torch", "relu_chain_is_power_of_w"), _measure),
+    Bug(chains.D1_BUGS[1], "the depth-6 probe is cast to bfloat16 where the documents cast to fp16",
+        ("deep_gradient_rounds_to_zero_in_fp16",), _measure),
     Bug(residual.RESIDUAL_BUGS[0], "the hand J_F of the residual block forgets tanh's derivative (J_F = W)",
         ("residual_identity_plus_jacobian",), _measure),
 ]

@@ -137,8 +137,9 @@ def xor_seed0_three_rows_right(t):
     targets, and the fourth does not."""
     d = _seed_rows(t)
     err = d.error.to_numpy(float)
-    return judged(f"seed {SEED} on the tape: " + ", ".join(f"({r.input}) -> {r.gd_prediction:+.4f} (target "
-                                                           f"{r.target:+g})" for r in d.sort_values("row").itertuples()),
+    shown = ", ".join(f"({r.input}) -> {r.gd_prediction:+.4f} (target {r.target:+g})"
+                      for r in d.sort_values("row").itertuples())
+    return judged(f"seed {SEED} on the tape: {shown}",
                   flag(len(err) == 4, "four rows"),
                   at_most(err[2] if len(err) > 2 else np.nan, CLOSE, "third-closest row's error", "output units",
                           CLOSE / 10),
@@ -162,8 +163,8 @@ def xor_seed0_one_row_carries_loss(t):
     largest = abs(float(w.target)) + 1.0           # tanh's output stays in (-1, 1)
     loss = float(_seed(t, "O1/seeds").gd_final_loss)
     share = float(w.error) ** 2 / loss
-    return judged(f"seed {SEED}: row ({w.input}) error {g(w.error)} of at most {g(largest)}; its square "
-                  f"{g(w.error ** 2)} is {share:.4%} of the final loss {g(loss)}",
+    return judged(f"seed {SEED}: row ({w.input}) error {w.error:.6g} of at most {largest:g}; its square "
+                  f"{w.error ** 2:.6g} is {share:.4%} of the final loss {loss:.6g}",
                   at_least(w.error, ALMOST * largest, f"worst row's error over {ALMOST:g} x the largest possible",
                            "output units", 0.01),
                   at_least(share, ALMOST_ALL, f"its share of the loss over {ALMOST_ALL:g}", "share", 0.01))

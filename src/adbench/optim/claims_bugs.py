@@ -13,7 +13,9 @@ from pathlib import Path
 import yaml
 
 from ..claims.bugs import Bug, Tables
-from . import first_step, o1, o2
+import pandas as pd
+
+from . import adam_state, first_step, memory, o1, o2
 
 
 @lru_cache(maxsize=1)
@@ -45,6 +47,20 @@ def _o2_spectrum(bug: str | None) -> Tables:
     return {f"O2/{k}": out[k] for k in ("spectrum", "ceiling")}
 
 
+def _linear(bug: str | None) -> Tables:
+    c = _optim()["o1"]
+    return {"O1/linear": o1.linear_fit(c["inputs"], c["targets"], bug=bug)}
+
+
+def _adam_bytes(bug: str | None) -> Tables:
+    return {"O3/adam_bytes": adam_state.adam_state(**_optim()["o3"]["adam_state"], bug=bug)["adam_bytes"]}
+
+
+def _counts(bug: str | None) -> Tables:
+    counts = memory.gpt2_parameter_counts(bug=bug)
+    return {"O3/counts": pd.DataFrame([{"count": k, "value": v} for k, v in counts.items()])}
+
+
 def _model() -> dict:
     return {k: _optim()["o3"]["adam_state"][k] for k in ("layers", "batch", "lr", "seed")}
 
@@ -60,12 +76,19 @@ def _state(bug: str | None) -> Tables:
 BUGS = [
     Bug(o1.O1_BUGS[0], "the checked tape writes grad = instead of += (its documented switch)",
         ("xor_gradcheck_agrees",), _o1),
+    Bug(o1.O1_BUGS[1],
+        "the 'affine' design gains the x0*x1 product column (degree-2 features where degree 1 was meant)",
+        ("linear_model_cannot_fit_xor",), _linear),
     Bug(o2.O2_BUGS[0], "the quadratic's Hessian forgets the factor 2 of d(r^2)/dr",
         ("step_ceiling_is_stability_edge",), _o2_spectrum),
     Bug(o2.O2_BUGS[1], "the least-squares floor sums the squared residuals where the loss averages them",
         ("tuned_optimizers_reach_floor", "gradient_descent_falls_short"), _o2),
     Bug(first_step.FIRST_STEP_BUGS[0], "the hand Adam step skips the bias correction",
         ("adam_first_step_unbiased",), _first_step),
+    Bug(adam_state.ADAM_STATE_BUGS[0], "AdamW's state tensors are sized by numel() without element_size()",
+        ("optimizer_bytes_per_parameter", "adam_state_is_lazy"), _adam_bytes),
+    Bug(memory.COUNT_BUGS[0], "the unique parameter count walks every name, the tied one twice",
+        ("tied_parameter_counted_once",), _counts),
     Bug(first_step.STATE_BUGS[0], "the optimizers' state is read before their first step",
         ("state_bytes_by_optimizer",), _state),
 ]

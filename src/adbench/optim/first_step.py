@@ -59,7 +59,8 @@ def adam_first_step(layers: list[int], batch: int, lr: float, seed: int, bug: st
         st = opt.state[p]
         frames.append(pd.DataFrame({
             "parameter": name, "index": np.arange(p.numel()),
-            "param_before": before[name].double().flatten().numpy(), "param_after": p.detach().double().flatten().numpy(),
+            "param_before": before[name].double().flatten().numpy(),
+            "param_after": p.detach().double().flatten().numpy(),
             "grad": g, "exp_avg": st["exp_avg"].double().flatten().numpy(),
             "exp_avg_sq": st["exp_avg_sq"].double().flatten().numpy(),
             "hand_step": hand_first_step(g, lr, b1, b2, eps, corrected=bug != FIRST_STEP_BUGS[0])}))

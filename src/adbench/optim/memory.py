@@ -12,13 +12,20 @@ from .first_step import adam_first_step, state_by_optimizer
 GIB = 2 ** 30
 
 
-def gpt2_parameter_counts() -> dict[str, int]:
-    """Unique parameter elements of GPT2LMHeadModel(GPT2Config()), and the count with tied weights twice."""
+# a measurement-level control (claims/bugs.py): the "unique" count also walks every name, duplicates included
+COUNT_BUGS = ("unique count with duplicate names",)
+
+
+def gpt2_parameter_counts(bug: str | None = None) -> dict[str, int]:
+    """Unique parameter elements of GPT2LMHeadModel(GPT2Config()), and the count with tied weights twice. `bug`: a
+    measurement-level control (COUNT_BUGS); None in every real run."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     with torch.device("meta"):                     # shapes only: no storage is allocated
         model = GPT2LMHeadModel(GPT2Config())
-    unique = sum(p.numel() for p in model.parameters())              # tied lm_head counted once
+    every_name = (p for _, p in model.named_parameters(remove_duplicate=False))
+    walk = every_name if bug == COUNT_BUGS[0] else model.parameters()
+    unique = sum(p.numel() for p in walk)              # model.parameters(): the tied lm_head counted once
     every = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
     return {"unique": unique, "with_duplicates": every,
             "tied_names": sum(1 for _ in model.named_parameters(remove_duplicate=False))

@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 
 
 # A measurement-level control (claims/bugs.py): the tape's documented `=` for `+=` switch in the checked backward
-O1_BUGS = ("gradcheck tape: = for +=",)
+O1_BUGS = ("gradcheck tape: = for +=", "affine fit with the x0*x1 product column")
 
 
 def tape_grads(params: xor.Params, inputs, targets, overwrite: bool = False) -> list[float]:
@@ -41,11 +41,14 @@ def gradient_check(inputs, targets, hidden: int, init_range: float, seed: int, h
                          "abs_diff": np.abs(np.subtract(grads, cd))})
 
 
-def linear_fit(inputs: list, targets: list) -> pd.DataFrame:
+def linear_fit(inputs: list, targets: list, bug: str | None = None) -> pd.DataFrame:
     """The best affine model of the rows (float64 least squares) beside the best constant: its squared error
-    shows what no linear decision rule can do on these rows, whatever the optimizer."""
+    shows what no linear decision rule can do on these rows, whatever the optimizer. `bug`: a measurement-level
+    control (O1_BUGS); None in every real run."""
     x, y = np.asarray(inputs, dtype=float), np.asarray(targets, dtype=float)
     design = np.column_stack([np.ones(len(x)), x])   # (rows, 1 + inputs): intercept, then one slope per input
+    if bug == O1_BUGS[1]:   # degree-2 features where degree 1 was meant: the product is XOR's own feature
+        design = np.column_stack([design, x.prod(axis=1)])
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     rows = [{"model": "affine least squares", "sse": float(np.sum((design @ coef - y) ** 2)),
              "intercept": coef[0], **{f"slope_x{j}": c for j, c in enumerate(coef[1:])}},
