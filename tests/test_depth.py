@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from adbench.verdicts.verdict import compare
-from adbench.depth import chains, stacks
+from adbench.depth import chains, residual, stacks
 from adbench.verdicts.documented import load
 from adbench.render import PACKAGE, TEMPLATES
 from adbench.render.page import render
@@ -40,6 +40,17 @@ def forward_mode_product(x: float, w: float, depth: int, activation: str) -> flo
         h, slope = (math.tanh(z), 1 - math.tanh(z) ** 2) if activation == "tanh" else (max(z, 0.0), float(z > 0))
         g *= w * slope
     return g
+
+
+def test_residual_jacobian_against_central_differences_and_a_dropped_slope_is_caught():
+    d = residual.residual_jacobian(width=3, seed=1)
+    W, x = residual.block(3, 1)
+    f = lambda v: (v + torch.tanh(W @ v)).numpy()   # noqa: E731
+    fd = np.stack([(f(x + 1e-6 * e) - f(x - 1e-6 * e)) / 2e-6 for e in torch.eye(3, dtype=torch.float64)], axis=1)
+    J = d.torch_jacobian.to_numpy().reshape(3, 3)
+    assert np.abs(J - fd).max() < 1e-8 and np.abs(J - d.hand_jacobian.to_numpy().reshape(3, 3)).max() < 1e-15
+    bad = residual.residual_jacobian(width=3, seed=1, bug=residual.RESIDUAL_BUGS[0])
+    assert np.abs(bad.hand_jacobian - bad.torch_jacobian).max() > 1e-3
 
 
 @pytest.mark.parametrize("ch", CHAINS, ids=lambda c: f"{c['activation']}-{c['w']}")

@@ -165,6 +165,15 @@ def test_measure_o1_small_run():
         [p.data for p in xor.flat(xor.init_params(0, 2, 4, 1.0))])[0], abs=1e-13)
     assert v["stuck_count"] == out["seeds"].gd_stuck.sum()
     assert out["ulp"].copies.sum() == 4
+    # the per-row table carries each seed's final predictions beside the targets, in input order
+    rows = out["rows"]
+    assert list(rows[rows.seed == 1].target) == Y4 and list(rows[rows.seed == 1].input) == ["0,0", "0,1", "1,0", "1,1"]
+    assert list(rows[rows.seed == 0].gd_prediction) == [gd["finals"].loc[0, f"pred_{i}"] for i in range(4)]
+    # step 0's largest |gradient| is torch's at the initial state; the final one the training curve's last
+    _, t_grads, _ = torch_xor([p.data for p in xor.flat(xor.init_params(0, 2, 4, 1.0))])
+    s0 = out["seeds"].set_index("seed").loc[0]
+    assert s0.gd_initial_max_abs_grad == pytest.approx(max(abs(x) for x in t_grads), rel=1e-12)
+    assert s0.gd_final_max_abs_grad == gd["curves"].query("seed == 0").max_abs_grad.iloc[-1]
     with pytest.raises(ValueError, match="report_seed"):
         o1.measure_o1(gd["finals"], gd["curves"], adam["finals"], **model, gd={"lr": 0.5}, stuck_threshold=0.5,
                       gradcheck={"param": "W1[0][0]", "seed": 0, "h": 1e-5}, report_seed=5,
@@ -189,6 +198,17 @@ def test_hessian_and_floor_match_torch():
     w = torch.linalg.lstsq(Xt, yt.unsqueeze(1)).solution.squeeze(1)
     assert q.noise_floor(X, y) == pytest.approx(((Xt @ w - yt) ** 2).mean().item(), rel=1e-9)
     assert q.loss(X, y, np.zeros(2)) == pytest.approx(float(np.mean(y ** 2)), rel=1e-12)
+
+
+def test_measurement_bug_switches_are_off_by_default_and_break_what_they_name():
+    X, y = _problem()
+    assert (q.hessian(X, drop_two=True) * 2 == q.hessian(X)).all()
+    assert q.noise_floor(X, y, summed=True) == pytest.approx(len(y) * q.noise_floor(X, y), rel=1e-15)
+    good = o1.gradient_check(X4, Y4, 4, 1.0, 0, 1e-5)
+    bad = o1.gradient_check(X4, Y4, 4, 1.0, 0, 1e-5, bug=o1.O1_BUGS[0])
+    _, t_grads, _ = torch_xor([p.data for p in xor.flat(xor.init_params(0, 2, 4, 1.0))])
+    assert max_diff(good.tape, t_grads) < 1e-13 and max_diff(bad.tape, t_grads) > 1e-3
+    assert (good.central_difference == bad.central_difference).all()
 
 
 def test_ceiling_separates_divergence_from_convergence():

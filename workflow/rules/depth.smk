@@ -7,7 +7,7 @@ DEPTH = config["depth"]
 
 use rule measure as depth_d1 with:
     output:
-        **id_outputs("D1", "values", "chains", "fp16_probe"),
+        **id_outputs("D1", "values", "chains", "fp16_probe", "residual"),
     params:
         **job("adbench.depth.chains:measure_d1", args=DEPTH["d1"]),
 

@@ -31,7 +31,7 @@ use rule measure as optim_o1 with:
         gd_curves=one(rules.optim_o1_train.output.curves, optimizer="gd"),
         adam_finals=one(rules.optim_o1_train.output.finals, optimizer="adam"),
     output:
-        **id_outputs("O1", "values", "seeds", "gradcheck", "ulp", "linear"),
+        **id_outputs("O1", "values", "seeds", "rows", "gradcheck", "ulp", "linear"),
     params:
         **job(
             "adbench.optim.o1:measure_o1",
@@ -95,7 +95,16 @@ use rule measure as optim_o2_plot with:
 
 use rule measure as optim_o3 with:
     output:
-        **id_outputs("O3", "values", "arrangements", "counts", "adam_state", "adam_bytes"),
+        **id_outputs(
+            "O3",
+            "values",
+            "arrangements",
+            "counts",
+            "adam_state",
+            "adam_bytes",
+            "adam_first_step",
+            "state_by_optimizer",
+        ),
     params:
         **job("adbench.optim.memory:measure_o3", args=config["optim"]["o3"], packages=("torch", "transformers")),
 

@@ -10,6 +10,7 @@ import torch
 from ..precision.formats import next_above
 from ..scalar.tape import Tape, Value
 from ..tables import values_table
+from .residual import residual_jacobian
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,16 @@ def _label(activation: str, w: float) -> str:
     return f"{activation}_w{w:g}"
 
 
-def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict) -> dict:
-    """D1: gradient reaching x at every depth 1..max_depth for each chain, tape beside torch."""
+# a measurement-level control (claims/bugs.py): torch's path of the chains loses its float64 and runs in float32
+D1_BUGS = ("torch chains in float32", "probe cast to bfloat16, not fp16")
+
+
+def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict, residual: dict | None = None,
+               bug: str | None = None) -> dict:
+    """D1: gradient reaching x at every depth 1..max_depth for each chain, tape beside torch; and a residual
+    block's Jacobian, torch beside I + J_F by hand (`residual`: residual_jacobian's width and seed, its defaults
+    when None). `bug`: a measurement-level control (D1_BUGS, RESIDUAL_BUGS); None in every real run."""
+    dtype = torch.float32 if bug == D1_BUGS[0] else torch.float64
     deepest = max(max(ch["report_at"]) for ch in chains)
     if deepest > max_depth:
         raise ValueError(f"config key 'depth.d1.max_depth' = {max_depth} must cover report_at depth {deepest}")
@@ -49,7 +58,7 @@ def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict) -
     for ch in chains:
         act, w = ch["activation"], float(ch["w"])
         for d in range(1, max_depth + 1):
-            tape, ref = tape_chain(x, w, d, act), torch_chain(x, w, d, act)
+            tape, ref = tape_chain(x, w, d, act), torch_chain(x, w, d, act, dtype)
             rows.append({"chain": _label(act, w), "activation": act, "w": w, "depth": d,
                          "tape_dL_dx": tape, "torch_dL_dx": ref,
                          "rel_diff": abs(tape - ref) / abs(ref) if ref else float(tape != 0)})
@@ -67,7 +76,7 @@ def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict) -
             notes[f"{lab}_d{d}_closed_form"] = f"w**{d} in binary64; the tape gives {float(sel.tape_dL_dx[d])!r}"
     p = fp16_probe
     g64 = tape_chain(x, float(p["w"]), int(p["depth"]), p["activation"])
-    g16 = torch.tensor(g64, dtype=torch.float64).to(torch.float16).item()
+    g16 = torch.tensor(g64, dtype=torch.float64).to(torch.bfloat16 if bug == D1_BUGS[1] else torch.float16).item()
     lab = f"{_label(p['activation'], float(p['w']))}_d{p['depth']}"
     items += [(lab, g64), (f"{lab}_fp16", g16)]
     probe = pd.DataFrame([{"chain": lab, "binary64": g64, "fp16": g16,
@@ -75,4 +84,5 @@ def measure_d1(x: float, max_depth: int, chains: list[dict], fp16_probe: dict) -
     worst = float(grid.rel_diff.max())
     log.info("largest |tape - torch| / |torch| = %g", worst)
     return {"values": values_table("D1", items, notes), "chains": grid, "fp16_probe": probe,
+            "residual": residual_jacobian(**(residual or {}), bug=bug),
             "_meta": {"max_rel_diff_tape_torch": worst}}

@@ -8,5 +8,6 @@ FAMILY = Family(
     "Depth: vanishing and exploding chains",
     numbered("D", 2),
     order=50,
+    claims=("claims", "claims_bugs"),
     templates=(SECTION, "explorer.js.j2"),
 )

@@ -37,8 +37,13 @@ def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     return cls(params, lr=lr)
 
 
-def state_rows(model: nn.Module, opt: torch.optim.Optimizer, phase: str) -> list[dict]:
-    """One row per (parameter, state entry); a parameter without state gets one row with entry 'none'."""
+# a measurement-level control (claims/bugs.py): the state tensors' size taken as their element count, not bytes
+ADAM_STATE_BUGS = ("state counted in elements, not bytes",)
+
+
+def state_rows(model: nn.Module, opt: torch.optim.Optimizer, phase: str, bug: str | None = None) -> list[dict]:
+    """One row per (parameter, state entry); a parameter without state gets one row with entry 'none'. `bug`: a
+    measurement-level control (ADAM_STATE_BUGS); None in every real run."""
     rows = []
     for name, p in model.named_parameters():
         base = {"phase": phase, "parameter": name, "numel": p.numel(), "param_bytes": tensor_bytes(p),
@@ -50,7 +55,8 @@ def state_rows(model: nn.Module, opt: torch.optim.Optimizer, phase: str) -> list
             t = state[key]
             t = t if torch.is_tensor(t) else torch.tensor(t)
             rows.append({**base, "entry": key, "dtype": str(t.dtype).removeprefix("torch."),
-                         "shape_like_param": t.shape == p.shape, "entry_bytes": tensor_bytes(t)})
+                         "shape_like_param": t.shape == p.shape,
+                         "entry_bytes": t.numel() if bug == ADAM_STATE_BUGS[0] else tensor_bytes(t)})
     return rows
 
 
@@ -68,7 +74,8 @@ def summary(rows: pd.DataFrame, n_state_entries: int) -> dict:
             "total_bytes_per_param": total / n}
 
 
-def adam_state(layers: list[int], batch: int, lr: float, seed: int, optimizer: str = "AdamW") -> dict:
+def adam_state(layers: list[int], batch: int, lr: float, seed: int, optimizer: str = "AdamW",
+               bug: str | None = None) -> dict:
     """`adam_state` (state entries per parameter, before and after one step) and `adam_bytes` (per phase)."""
     model = mlp(layers, seed)
     opt = make_optimizer(optimizer, model.parameters(), lr)
@@ -79,7 +86,7 @@ def adam_state(layers: list[int], batch: int, lr: float, seed: int, optimizer: s
     before = pd.DataFrame(state_rows(model, opt, "before_step"))
     n_before = len(opt.state)
     opt.step()
-    after = pd.DataFrame(state_rows(model, opt, "after_step"))
+    after = pd.DataFrame(state_rows(model, opt, "after_step", bug))
     table = pd.concat([before, after], ignore_index=True)
     table.insert(0, "optimizer", type(opt).__name__)
     sums = pd.DataFrame([summary(before, n_before), summary(after, len(opt.state))])

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import itertools
 
-from ..claims import Edge, Move, flag, g, judged, relation, row, sources
+import numpy as np
+
+from ..claims import EPS32, Edge, Flip, Move, at_most, flag, g, judged, relation, row, sources
 
 sources("O3/arrangements", {"arrangement": "input", "collection": "input", "dtype": "input",
                             "bytes_per_param": "dtype sizes", "bytes": "dtype sizes, parameter count",
@@ -127,3 +129,91 @@ def adam_state_is_lazy(t):
                   flag(before.state_entries == 0 and before.moment_bytes == 0, "no state before the first step"),
                   flag(after.state_entries > 0 and after.moment_tensors == 2 * after.state_entries
                        and after.moment_bytes == 2 * after.param_bytes, "two moments per parameter after it"))
+
+
+# ---- Adam's first step, and persistent state by optimizer -----------------------------------------------------------
+sources("O3/adam_first_step", {"parameter": "input", "index": "input", "lr": "input", "beta1": "input",
+                               "beta2": "input", "eps": "input", "dtype": "input",
+                               "param_before": "torch.optim.Adam's step", "param_after": "torch.optim.Adam's step",
+                               "exp_avg": "torch.optim.Adam's step", "exp_avg_sq": "torch.optim.Adam's step",
+                               "grad": "autograd gradient", "hand_step": "hand formula from the autograd gradient"})
+sources("O3/state_by_optimizer", {"optimizer": "input", "torch_class": "input", "momentum": "input",
+                                  "param_elements": "the model's parameters", "param_bytes": "the model's parameters",
+                                  "state_tensors": "torch.optim state", "state_bytes": "torch.optim state",
+                                  "bookkeeping_bytes": "torch.optim state"})
+# torch's float32 update against the float64 formula: the parameter's last rounding (half an ulp of it) and the half
+# dozen float32 operations on the step (an ulp each of the step): one unit of EPS32 x (|p| + 8 |step|)
+MOMENT_ULPS = 4  # (1 - beta) g and (1 - beta) g * g in float32: two or three roundings each
+
+
+def _step_units(d) -> "np.ndarray":
+    """|torch's real first step - the hand formula| in float32 rounding units of each element."""
+    step = d.param_before - d.param_after
+    return ((step - d.hand_step).abs() / (EPS32 * (d.param_after.abs() + 8 * d.hand_step.abs()))).to_numpy(float)
+
+
+def _worst_step(t) -> dict:
+    d = t["O3/adam_first_step"]
+    r = d.iloc[int(np.argmax(_step_units(d)))]
+    return {"parameter": r.parameter, "index": r["index"]}
+
+
+def _step_at(t, scale: float) -> float:
+    d, w = t["O3/adam_first_step"], _worst_step(t)
+    r = d[(d.parameter == w["parameter"]) & (d["index"] == w["index"])].iloc[0]
+    return float(r.param_before - scale * r.hand_step)
+
+
+def _moment_ulps(avg, target) -> float:
+    """Largest |avg - target| / |target| in float32 ulps (target: (1 - beta) g or (1 - beta) g^2)."""
+    t = np.abs(np.asarray(target, float))
+    return float(np.max(np.abs(np.asarray(avg, float) - np.asarray(target, float)) / (EPS32 * np.where(t > 0, t, 1))))
+
+
+@relation("O3/adam_first_step",
+          edge=Flip("O3/adam_first_step", _worst_step, "param_after", holding=lambda t: _step_at(t, 1.0),
+                    failing=lambda t: _step_at(t, 1.01)))
+def adam_first_step_unbiased(t):
+    """torch.optim.Adam's stored averages after one step are (1 - beta1) g and (1 - beta2) g^2, biased toward zero;
+    its bias correction divides that mass out, so its real first update of every element equals the essay's
+    lr * g / (|g| + eps) computed by hand from the autograd gradient (float32 rounding)."""
+    d = t["O3/adam_first_step"]
+    r0 = d.iloc[0]
+    b1, b2, lr, eps = float(r0.beta1), float(r0.beta2), float(r0.lr), float(r0.eps)
+    units = _step_units(d)
+    m_ulps = _moment_ulps(d.exp_avg, (1 - b1) * d.grad)
+    v_ulps = _moment_ulps(d.exp_avg_sq, (1 - b2) * d.grad ** 2)
+    step = (d.param_before - d.param_after).abs()
+    raw = lr * d.exp_avg.abs() / (np.sqrt(d.exp_avg_sq) + eps)   # the same averages, uncorrected: shown
+    return judged(f"{len(d):,} elements: |real step - lr g/(|g| + eps)| at most {g(units.max())} float32 rounding "
+                  f"units; real step / lr from {g(step.min() / lr)} to {g(step.max() / lr)}; stored averages "
+                  f"(1 - beta1) g within {g(m_ulps)} ulps, (1 - beta2) g^2 within {g(v_ulps)}; without the correction "
+                  f"the step would be x{g(np.median(raw / step))} the real one (beta1 {b1:g}, beta2 {b2:g})",
+                  flag(len(d) > 0, "elements measured"),
+                  at_most(units.max(), 1.0, "largest |real step - formula|, float32 rounding units", "units", 0.25),
+                  at_most(m_ulps, MOMENT_ULPS, "first average vs (1 - beta1) g", "ulps", 1.0),
+                  at_most(v_ulps, MOMENT_ULPS, "second average vs (1 - beta2) g^2", "ulps", 1.0))
+
+
+def _opt(t, label: str):
+    return row(t["O3/state_by_optimizer"], "optimizer", label)
+
+
+@relation("O3/state_by_optimizer",
+          edge=Edge(Move("O3/state_by_optimizer", {"optimizer": "Adam"}, "state_bytes",
+                         lambda t: int(2 * _opt(t, "Adam").param_bytes)),
+                    Move("O3/state_by_optimizer", {"optimizer": "Adam"}, "state_bytes",
+                         lambda t: int(2 * _opt(t, "Adam").param_bytes) - 4)))
+def state_bytes_by_optimizer(t):
+    """After one real step, the state tensors shaped like the parameters hold 0 bytes for SGD, one fp32 collection
+    (4P) for SGD with momentum and two (8P) for Adam: the parameters' own bytes times 0, 1 and 2."""
+    d = t["O3/state_by_optimizer"]
+    per = {r.optimizer: r.state_bytes / r.param_elements for r in d.itertuples()}
+    want = {"SGD": 0, "SGD momentum": 1, "Adam": 2}
+    checks = [flag(set(want) <= set(d.optimizer), "SGD, SGD momentum and Adam measured")]
+    checks += [flag(int(_opt(t, k).state_bytes) == n * int(_opt(t, k).param_bytes),
+                    f"{k}: state bytes = {n} x the parameters' bytes") for k, n in want.items() if k in per]
+    checks += [flag((d.param_bytes == 4 * d.param_elements).all(), "fp32 parameters: 4 bytes each")]
+    return judged("state bytes per parameter element after one step: " +
+                  ", ".join(f"{k} {g(v)} ({int(_opt(t, k).state_tensors)} tensors)" for k, v in per.items()),
+                  *checks)

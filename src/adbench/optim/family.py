@@ -8,5 +8,5 @@ FAMILY = Family(
     "Optimization",
     numbered("O", 3),
     order=40,
-    claims=("claims", "claims_memory"),
+    claims=("claims", "claims_bugs", "claims_memory"),
 )

@@ -47,12 +47,17 @@ def run_grids(X, y, grids: dict, steps: int, eps: float, floor: float, floor_rto
     return pd.DataFrame(grid_rows), pd.DataFrame(best_rows), trajectories
 
 
+# measurement-level controls (claims/bugs.py): realistic bugs of the spectrum and of the floor
+O2_BUGS = ("Hessian without its factor 2", "noise floor summed, not averaged")
+
+
 def measure_o2(data: dict, steps: int, ceiling_margins: list[float], grids: dict, eps: float,
-               floor_rtol: float) -> dict:
-    """O2: Hessian eigenvalues, condition number, ceiling 2/lam_max, the demonstration and four grids."""
+               floor_rtol: float, bug: str | None = None) -> dict:
+    """O2: Hessian eigenvalues, condition number, ceiling 2/lam_max, the demonstration and four grids. `bug`: a
+    measurement-level control (O2_BUGS); None in every real run."""
     X, y = q.make_problem(**data)
-    lam_min, lam_max = np.linalg.eigvalsh(q.hessian(X))      # ascending
-    floor = q.noise_floor(X, y)
+    lam_min, lam_max = np.linalg.eigvalsh(q.hessian(X, drop_two=bug == O2_BUGS[0]))      # ascending
+    floor = q.noise_floor(X, y, summed=bug == O2_BUGS[1])
     demo = ceiling_demo(X, y, lam_max, steps, ceiling_margins)
     grid, best, traj = run_grids(X, y, grids, steps, eps, floor, floor_rtol)
     spectrum = pd.DataFrame([{"lambda_min": lam_min, "lambda_max": lam_max, "condition": lam_max / lam_min,

@@ -26,15 +26,17 @@ def loss(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     return float(r @ r) / len(y)
 
 
-def hessian(X: np.ndarray) -> np.ndarray:
-    """(2, 2) Hessian of the mean squared error; independent of w."""
-    return 2.0 * X.T @ X / len(X)
+def hessian(X: np.ndarray, drop_two: bool = False) -> np.ndarray:
+    """(2, 2) Hessian of the mean squared error; independent of w. `drop_two`: the factor 2 of d(r^2) forgotten
+    (a measurement-level control only)."""
+    return (1.0 if drop_two else 2.0) * X.T @ X / len(X)
 
 
-def noise_floor(X: np.ndarray, y: np.ndarray) -> float:
-    """Smallest reachable loss: the least-squares residual, solved directly."""
+def noise_floor(X: np.ndarray, y: np.ndarray, summed: bool = False) -> float:
+    """Smallest reachable loss: the least-squares residual, solved directly. `summed`: the residual summed where
+    the loss takes its mean (a wrong reduction; a measurement-level control only)."""
     w, *_ = np.linalg.lstsq(X, y, rcond=None)
-    return loss(X, y, w)
+    return loss(X, y, w) * (len(y) if summed else 1)
 
 
 def run(method: str, settings: dict, X: np.ndarray, y: np.ndarray, steps: int, eps: float) -> np.ndarray:
