@@ -166,4 +166,4 @@ def _a_bug(t, visible: bool) -> str:
     return next(b for b in FOUR_BUGS if str(s[b]).startswith("visible") == visible)
 
 
-from . import claims_grads  # noqa: E402,F401  (gradient and loss-scale relations)
+from . import claims_grads, claims_runs  # noqa: E402,F401  (gradient and loss-scale relations; the runs as a whole)
