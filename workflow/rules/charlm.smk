@@ -73,17 +73,20 @@ use rule measure as charlm_proxy with:
         ),
 
 
-# The scaled loss (x charlm.train.loss_scale) under plain SGD and one AdamW step (C1 model, float64, its first batches), and how far each
-# run's weights moved from the shared initial state (rebuilt from the seed): no training numbers change.
+# The scaled loss (x charlm.train.loss_scale) under plain SGD and one AdamW step (C1 model, float64, its first batches), how far each
+# run's weights moved from the shared initial state (rebuilt from the seed), and the unshifted run's held-out score through the
+# training loop's own data path (seconds): no training numbers change.
 use rule measure as charlm_checks with:
     input:
         weights=expand(rules.charlm_train.output.weights, variant=C1_VARIANTS),
         corpus_text=rules.corpus.output.corpus,
         train_text=rules.corpus.output.train,
+        heldout_text=rules.corpus.output.heldout,
     output:
         sgd_steps="results/C1/checks/sgd_steps.csv",
         one_step="results/C1/checks/one_step.csv",
         drift="results/C1/checks/drift.csv",
+        shared_path="results/C1/checks/shared_path.csv",
         meta="results/C1/checks/meta.json",
     priority: PRIORITY["chain"]
     params:

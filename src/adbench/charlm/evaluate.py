@@ -34,19 +34,24 @@ def load_model(weights: bytes, corpus_text: str) -> CharGPT:
     return model.eval()
 
 
-def next_char_windows(ids: torch.Tensor, block_size: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+# Measurement-level control (claims/bugs.py), never on in a real run: the evaluator's own target shift dropped,
+# so it shares the unshifted run's bug.
+EVAL_BUGS = ("evaluator shift dropped",)
+
+
+def next_char_windows(ids: torch.Tensor, block_size: int, shift: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Non-overlapping windows (inputs ids[s:e], targets ids[s+1:e+1]): every character after
-    the first is a target exactly once; the last window may be shorter."""
+    the first is a target exactly once; the last window may be shorter. `shift` 0 only for EVAL_BUGS."""
     n = len(ids) - 1  # characters that have a predecessor
-    return [(ids[s:min(s + block_size, n)], ids[s + 1:min(s + block_size, n) + 1])
+    return [(ids[s:min(s + block_size, n)], ids[s + shift:min(s + block_size, n) + shift])
             for s in range(0, n, block_size)]
 
 
 @torch.no_grad()
-def per_char_surprise(model: CharGPT, text: str, vocab: str, batch: int = 64) -> np.ndarray:
-    """-ln p(next character | its window so far) for text[1:], in nats, float64."""
+def per_char_surprise(model: CharGPT, text: str, vocab: str, batch: int = 64, bug: str | None = None) -> np.ndarray:
+    """-ln p(next character | its window so far) for text[1:], in nats, float64. `bug`: EVAL_BUGS (controls only)."""
     ids = torch.tensor([vocab.index(c) for c in text], dtype=torch.long)
-    windows = next_char_windows(ids, model.cfg.block_size)
+    windows = next_char_windows(ids, model.cfg.block_size, 0 if bug == EVAL_BUGS[0] else 1)
     full = [w for w in windows if len(w[0]) == model.cfg.block_size]
     groups = [full[i:i + batch] for i in range(0, len(full), batch)] + [[w] for w in windows[len(full):]]
     out = []
@@ -73,15 +78,16 @@ def unigram_loss(train_text: str, heldout_text: str, vocab: str) -> float:
 
 
 def measure_eval(weights: list[bytes], variants: list[str], corpus_text: str, train_text: str,
-                 heldout_text: str) -> dict:
+                 heldout_text: str, bug: str | None = None) -> dict:
     """Held-out loss of every variant and both baselines. `weights[i]` is the trained state of `variants[i]`
-    (the rule lists both in the same order). The correct run's per-character surprise is charlm.proxy's."""
+    (the rule lists both in the same order). The correct run's per-character surprise is charlm.proxy's.
+    `bug`: a measurement-level control (EVAL_BUGS); None in every real run."""
     if len(weights) != len(variants):
         raise ValueError(f"{len(weights)} weight files for {len(variants)} variants {variants}")
     vocab = charset(corpus_text)
     rows = []
     for variant, blob in zip(variants, weights):
-        s = per_char_surprise(load_model(blob, corpus_text), heldout_text, vocab)
+        s = per_char_surprise(load_model(blob, corpus_text), heldout_text, vocab, bug=bug)
         rows.append({"variant": variant, "heldout_loss": s.mean(), "characters": len(s)})
         log.info("%s held-out loss %.4f over %d characters", variant, s.mean(), len(s))
     baselines = pd.DataFrame([

@@ -8,7 +8,7 @@ FAMILY = Family(
     "A character model trained five ways",
     ("C1",),
     order=80,
-    claims=("claims", "claims_grads"),
+    claims=("claims", "claims_bugs", "claims_grads", "claims_runs"),
     volatile_columns=(("C1/train/*/run.csv", ("train_seconds_volatile",)),
                       ("C1/summary.csv", ("train_seconds_volatile",))),
 )

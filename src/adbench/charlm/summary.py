@@ -54,7 +54,8 @@ def measure_summary(heldout: pd.DataFrame, baselines: pd.DataFrame, curves: list
                            "loss_only_dashboard": "reference run" if v == "correct"
                            else dashboard(final[v], final["correct"], base["uniform"])}
                           for v in held.index])
-    table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds_volatile"]], on="variant")
+    table = table.merge(runs[["variant", "grad_clip", "parameters", "train_seconds_volatile", "steps", "raised",
+                              "steps_completed"]], on="variant")  # raised: a run's error, or "ran through"
     nzg = curves[curves.variant == "no_zero_grad"].set_index("step")["train_loss"]
     clip = table.set_index("variant").grad_clip["correct"]   # the clipped control run is not one of the four bugs
     bugs = table[(table.variant != "correct") & (table.grad_clip == clip)]

@@ -14,9 +14,15 @@ import torch.nn.functional as F
 
 from . import backend
 from .model import CharGPT, GPTConfig, onednn_available, param_groups
-from .variants import VARIANTS, switches  # noqa: F401 - VARIANTS re-exported for callers
+from .variants import RAN_THROUGH, VARIANTS, switches  # noqa: F401 - VARIANTS re-exported for callers
 
 log = logging.getLogger(__name__)
+
+# Measurement-level controls (claims/bugs.py), never on in a real run: the loss scale dropped before backward (the
+# scaled run's gradient is the correct run's); the detached run's `pos.detach()` with its result discarded (the
+# table stays attached); the (B, T, vocab) logits handed to cross_entropy unflattened (a loud bug: it raises).
+TRAIN_BUGS = ("scale dropped before backward", "detach result discarded", "logits not flattened")
+
 
 def encode(text: str, vocab: str) -> torch.Tensor:
     """Characters -> int64 ids in `vocab` order."""
@@ -46,14 +52,19 @@ def group_grad_norms(model: CharGPT) -> dict[str, float]:
 
 
 def step(model: CharGPT, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, sw: dict,
-         loss_scale: float, grad_clip: float, log_norms: bool) -> tuple[torch.Tensor, dict[str, float] | None]:
+         loss_scale: float, grad_clip: float, log_norms: bool,
+         bug: str | None = None) -> tuple[torch.Tensor, dict[str, float] | None]:
     """One optimizer step; the unscaled loss as a 0-dim tensor (no host sync) and, when `log_norms`,
-    the gradient norms measured before clipping (None otherwise: they cost a pass over every .grad)."""
+    the gradient norms measured before clipping (None otherwise: they cost a pass over every .grad).
+    `bug`: a measurement-level control (TRAIN_BUGS); None in every real run."""
     if sw["zero_grad"]:
         opt.zero_grad(set_to_none=True)
     logits = model(x)  # (B, T, vocab)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-    (loss * loss_scale if sw["scale_loss"] else loss).backward()
+    if bug == TRAIN_BUGS[2]:
+        loss = F.cross_entropy(logits, y)  # class dimension taken as T: raises on the shapes
+    else:
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    (loss * loss_scale if sw["scale_loss"] and bug != TRAIN_BUGS[0] else loss).backward()
     norms = group_grad_norms(model) if log_norms else None
     if grad_clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
@@ -109,13 +120,19 @@ def gemm_choice(setting: str, cfg: GPTConfig, batch_size: int) -> dict:
 def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_size: int,
                   block_size: int, n_layer: int, n_head: int, n_embd: int, lr: float,
                   weight_decay: float, betas, grad_clip: float, control_clip: float, log_every: int,
-                  loss_scale: float, seed: int, gemm_backend: str = "auto") -> dict:
+                  loss_scale: float, seed: int, gemm_backend: str = "auto", bug: str | None = None) -> dict:
     """Train one variant; outputs the loss curve, gradient norms and the final weights (bytes).
     `gemm_backend` (charlm.gemm_backend): the linear layers' GEMMs on torch's default, on oneDNN (model.py;
-    same products, another summation order), or 'auto', the one measured faster here (adbench.charlm.backend)."""
+    same products, another summation order), or 'auto', the one measured faster here (adbench.charlm.backend).
+    A bug run that raises is recorded (run.csv's `raised`, `steps_completed`) and its outputs so far written: the
+    documents' bugs are silent, and the claim that says so reads it. The correct run's error is the job's error.
+    `bug`: a measurement-level control (TRAIN_BUGS); None in every real run."""
+    if bug is not None and bug not in TRAIN_BUGS:
+        raise ValueError(f"unknown C1 training bug {bug!r}; expected one of {TRAIN_BUGS}")
     sw = switches(variant)
     clip = control_clip if sw["clipped"] else grad_clip  # 0 = no clipping
-    cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"])
+    # the discarded `pos.detach()` leaves the graph as if the table were never detached
+    cfg = GPTConfig(len(vocab), block_size, n_layer, n_head, n_embd, sw["detach_positions"] and bug != TRAIN_BUGS[1])
     choice = gemm_choice(gemm_backend, cfg, batch_size)  # before the seed: its timing draws no job randomness
     log.info("GEMM backend %s (%s)", choice["chosen"], choice["decided_by"])
     torch.manual_seed(seed)  # same initial weights for every variant
@@ -124,24 +141,31 @@ def train_variant(variant: str, train_text: str, vocab: str, steps: int, batch_s
     data = encode(train_text, vocab)
     gen = torch.Generator().manual_seed(seed)  # same batches for every variant
     losses, norms, t0 = [], [], time.perf_counter()  # losses: 0-dim tensors, read once at the end
-    for i in range(1, steps + 1):
-        x, y = get_batch(data, batch_size, block_size, sw["shift_targets"], gen)
-        logged = i == 1 or i % log_every == 0 or i == steps
-        loss, gn = step(model, opt, x, y, sw, loss_scale, clip, log_norms=logged)
-        losses.append(loss)
-        if logged:
-            norms += [{"variant": variant, "step": i, "group": g, "grad_norm": v} for g, v in gn.items()]
-            log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, i, steps,
-                     loss.item(), gn["total"], time.perf_counter() - t0)
-    curve = pd.DataFrame({"variant": variant, "step": range(1, steps + 1),
-                          "train_loss": torch.stack(losses).tolist()})  # float32 values, as .item() gives them
+    raised = RAN_THROUGH
+    try:
+        for i in range(1, steps + 1):
+            x, y = get_batch(data, batch_size, block_size, sw["shift_targets"], gen)
+            logged = i == 1 or i % log_every == 0 or i == steps
+            loss, gn = step(model, opt, x, y, sw, loss_scale, clip, log_norms=logged, bug=bug)
+            losses.append(loss)
+            if logged:
+                norms += [{"variant": variant, "step": i, "group": g, "grad_norm": v} for g, v in gn.items()]
+                log.info("%s step %d/%d loss %.4f grad-norm total %.3g (%.1f s)", variant, i, steps,
+                         loss.item(), gn["total"], time.perf_counter() - t0)
+    except Exception as e:  # a loud bug: what the documents' four are not
+        if variant == "correct":
+            raise
+        raised = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        log.error("%s raised at step %d: %s", variant, len(losses) + 1, raised)
+    curve = pd.DataFrame({"variant": variant, "step": range(1, len(losses) + 1),
+                          "train_loss": torch.stack(losses).tolist() if losses else []})  # float32 values, as .item() gives them
     buf = io.BytesIO()
     torch.save({"config": cfg.to_dict(), "vocab": vocab, "variant": variant,
                 "state_dict": model.state_dict()}, buf)
     run = {"variant": variant, "grad_clip": clip, "parameters": sum(p.numel() for p in model.parameters()), "steps": steps,
            # `_volatile`: wall time differs between identical runs (README, "What lands where")
            "train_seconds_volatile": time.perf_counter() - t0, "torch_threads": torch.get_num_threads(),
-           "gemm_backend": choice["chosen"]}  # the outputs say which summation order made them
+           "gemm_backend": choice["chosen"], "raised": raised, "steps_completed": len(losses)}  # the outputs say which summation order made them
     return {"curve": curve, "grad_norms": pd.DataFrame(norms), "weights": buf.getvalue(), "run": pd.DataFrame([run]),
             "_meta": {**run, "switches": sw, "vocab_size": len(vocab), "gemm": backend.LABELS[choice["chosen"]],
                       "gemm_choice": choice}}

@@ -17,6 +17,7 @@ VARIANTS = {
     "detached_positions": {"detach_positions": True},
     "no_zero_grad_clipped": {"zero_grad": False, "clipped": True},
 }
+RAN_THROUGH = "ran through"  # run.csv's `raised` for a run that completed without an exception
 SWITCHES = {"zero_grad": True, "shift_targets": True, "scale_loss": False, "detach_positions": False,
             "clipped": False}
 

@@ -173,6 +173,27 @@ def value_slice_largest_proxy(t):
     return _value_largest(d, list(d.layer), BAND_TRAINED, "every layer of the character model")
 
 
+def _smallest_query(t) -> dict:
+    """The sampled layer whose query slice has the smallest norm: where the edge moves a cell."""
+    d = t["G3/qkv"].set_index("layer").loc[_sampled(t["G3/qkv"])]
+    return {"layer": int(d.q.idxmin())}
+
+
+@relation("G3/qkv", single=True, edge=Edge(Move("G3/qkv", _smallest_query, "q", 5e-324),  # the smallest nonzero
+                                          Move("G3/qkv", _smallest_query, "q", 0.0)))
+def qkv_slices_nonzero(t):
+    """The next-token loss sends a nonzero gradient through the query, key and value slices of each sampled layer.
+    Nonzero follows from the graph (every slice lies on a path to the loss), not from the trained values, so it is
+    judged on any weights; a detached or frozen slice, or gradients read after zero_grad, reads zero."""
+    d = t["G3/qkv"]
+    rows = d.set_index("layer").loc[_sampled(d), ["q", "k", "v"]]
+    v = rows.to_numpy(float)
+    return judged(f"{int((v > 0).sum())} of {v.size} q/k/v slice norms nonzero in layers "
+                  f"{', '.join(map(str, rows.index))}; smallest {g(v.min()) if v.size else '-'}",
+                  flag(len(rows) > 0, "sampled layers measured"),
+                  flag(v.size > 0 and bool(np.all(np.isfinite(v)) and np.all(v > 0)), "every slice's norm > 0"))
+
+
 # ---- G4 -----------------------------------------------------------------------------------------------
 def _moves(t):
     d = t["G4/direction"]

@@ -8,7 +8,7 @@ FAMILY = Family(
     "GPT-2 probes",
     numbered("G", 8),
     order=70,
-    claims=("claims", "claims_memory", "claims_sequence"),
+    claims=("claims", "claims_bugs", "claims_memory", "claims_sequence"),
     templates=(SECTION, "banner.html.j2"),
     timing_rules=("gpt2_memory",),  # G6's checkpoint timing
     volatile_files=("G6/timing.csv",),

@@ -14,6 +14,10 @@ from .load import gpt2_small_parameters
 
 log = logging.getLogger(__name__)
 
+# Measurement-level controls (claims/bugs.py), never on in a real run: zero_grad called after backward, before the
+# q/k/v split reads the gradients; the direction check's sign flipped (the "against" move steps with the gradient).
+PROMPT_BUGS = ("zero_grad after backward", "direction sign flipped")
+
 
 def target_loss(model, prompt_ids: list[int], target_ids: list[int], hidden: bool = False):
     """NLL of the target tokens after the prompt (sum over target tokens) and the model output."""
@@ -25,8 +29,9 @@ def target_loss(model, prompt_ids: list[int], target_ids: list[int], hidden: boo
 
 
 def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], g4_layer: int,
-                   g4_distance: float, device: str = "cpu") -> dict:
-    """G1 probability and NLL, G2 residual-state gradient norms, G3 q/k/v split, G4 direction check."""
+                   g4_distance: float, device: str = "cpu", bug: str | None = None) -> dict:
+    """G1 probability and NLL, G2 residual-state gradient norms, G3 q/k/v split, G4 direction check.
+    `bug`: a measurement-level control (PROMPT_BUGS); None in every real run."""
     loaded = load_model(model, device)  # model: gpt2_model's record (model.json)
     net, tok, info = loaded.model, loaded.tokenizer, loaded.info
     src = info["model_source"]
@@ -38,11 +43,13 @@ def measure_prompt(model: dict, prompt: str, target: str, g3_layers: list[int], 
         h.retain_grad()
     net.zero_grad(set_to_none=True)
     nll.backward()
+    if bug == PROMPT_BUGS[0]:
+        net.zero_grad(set_to_none=False)
     last = len(p_ids) - 1  # position whose output predicts the (first) target token
     g2 = pd.DataFrame({"state": range(len(states)),
                        "grad_norm_last_token": [norm(h.grad[0, last]) for h in states]})
     g3 = _qkv_split(net)
-    g4 = _direction_check(net, p_ids, t_ids, g4_layer, g4_distance, nll.item())
+    g4 = _direction_check(net, p_ids, t_ids, g4_layer, g4_distance, nll.item(), -1.0 if bug == PROMPT_BUGS[1] else 1.0)
     target_row = {"prompt": prompt, "target": target, "prompt_tokens": len(p_ids), "target_tokens": len(t_ids),
                   "nll": nll.item(), "probability": math.exp(-nll.item()),
                   **{k: info[k] for k in ("model_source", "unique_parameters", "tokenizer")}}
@@ -66,14 +73,16 @@ def _qkv_split(net) -> pd.DataFrame:
 
 
 @torch.no_grad()
-def _direction_check(net, p_ids, t_ids, layer: int, distance: float, original: float) -> pd.DataFrame:
-    """Move layer `layer`'s query slice by `distance` against/with its unit gradient, then restore it."""
+def _direction_check(net, p_ids, t_ids, layer: int, distance: float, original: float,
+                     sign_of_against: float = 1.0) -> pd.DataFrame:
+    """Move layer `layer`'s query slice by `distance` against/with its unit gradient, then restore it.
+    `sign_of_against` -1 only for PROMPT_BUGS (the moves' signs swapped)."""
     w = net.transformer.h[layer].attn.c_attn.weight
     c = w.shape[1] // 3
     saved = w.detach().clone()
     step = w.grad[:, :c] / torch.linalg.vector_norm(w.grad[:, :c])  # unit direction, (C, C)
     rows = []
-    for name, sign in (("against", -1.0), ("with", 1.0)):
+    for name, sign in (("against", -sign_of_against), ("with", sign_of_against)):
         w[:, :c] += sign * distance * step
         moved = float(torch.linalg.vector_norm((w - saved).double()))
         rows.append({"move": name, "loss": float(target_loss(net, p_ids, t_ids)[0]), "l2_moved": moved})

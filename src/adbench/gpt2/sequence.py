@@ -16,11 +16,16 @@ from .fp16 import autocast_table, precision_table, p9_values
 
 log = logging.getLogger(__name__)
 
+# Measurement-level controls (claims/bugs.py), never on in a real run: clip_grad_norm_ applied to each parameter
+# tensor on its own instead of to the whole model; the logged clip norm read after clipping, not returned by it.
+SEQUENCE_BUGS = ("clip per tensor", "norm read after clipping")
+
 
 def measure_sequence(model: dict, text: str, seq_len: int, text_offset: int, worst_fraction: float,
                      extremes: int, context_tokens: int, clip_max_norm: float, starved_ratio: float,
-                     runaway_ratio: float, loss_scale: float, device: str = "cpu") -> dict:
-    """Per-token surprise (G5), clipping (G7), per-block gradient norms (G8), 16-bit gradients (P9)."""
+                     runaway_ratio: float, loss_scale: float, device: str = "cpu", bug: str | None = None) -> dict:
+    """Per-token surprise (G5), clipping (G7), per-block gradient norms (G8), 16-bit gradients (P9).
+    `bug`: a measurement-level control (SEQUENCE_BUGS); None in every real run."""
     loaded = load_model(model, device)  # model: gpt2_model's record (model.json); text: the corpus
     net, tok, info = loaded.model, loaded.tokenizer, loaded.info
     ids = tok.encode(text[text_offset:])[:seq_len]
@@ -44,7 +49,7 @@ def measure_sequence(model: dict, text: str, seq_len: int, text_offset: int, wor
     loss.backward()
     src = info["model_source"]
     tokens, g5 = _surprise(nll.detach().double().cpu().numpy(), ids, tok, worst_fraction, extremes, context_tokens)
-    g7 = _clipping(net, embed["out"], x, clip_max_norm)  # leaves the gradients clipped
+    g7 = _clipping(net, embed["out"], x, clip_max_norm, bug)  # leaves the gradients clipped
     grads = g7.pop("_grads")  # unclipped gradients, flattened fp32
     blocks = _block_norms(net, g7["_unclipped"], starved_ratio, runaway_ratio)
     p9 = precision_table(grads, loss_scale)
@@ -79,8 +84,9 @@ def _surprise(s: np.ndarray, ids: list[int], tok, worst_fraction: float, extreme
     return tokens, {"summary": summary, "extremes": pd.DataFrame(rows)}
 
 
-def _clipping(net, embed_out: torch.Tensor, x: torch.Tensor, max_norm: float) -> dict:
-    """Total norm, its split (tied token table: input side / output side; rest), clip_grad_norm_'s effect."""
+def _clipping(net, embed_out: torch.Tensor, x: torch.Tensor, max_norm: float, bug: str | None = None) -> dict:
+    """Total norm, its split (tied token table: input side / output side; rest), clip_grad_norm_'s effect.
+    `bug`: SEQUENCE_BUGS (controls only)."""
     params = [p for p in net.parameters() if p.grad is not None]
     wte = net.transformer.wte.weight
     # input side of the tied table: the embedding lookup's gradient scattered back to rows, (V, C)
@@ -91,7 +97,12 @@ def _clipping(net, embed_out: torch.Tensor, x: torch.Tensor, max_norm: float) ->
     # the same total in the library's own fp32 arithmetic, from the unclipped gradients
     total_fp32 = float(torch.nn.utils.get_total_norm([p.grad for p in params]))
     rest = math.sqrt(max(0.0, total ** 2 - norm(wte.grad) ** 2))
-    returned = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    if bug == SEQUENCE_BUGS[0]:  # each tensor shortened to the limit on its own: the whole gradient turns
+        returned = math.sqrt(sum(float(torch.nn.utils.clip_grad_norm_(p, max_norm)) ** 2 for p in params))
+    else:
+        returned = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    if bug == SEQUENCE_BUGS[1]:
+        returned = float(torch.nn.utils.get_total_norm([p.grad for p in params]))
     clipped = torch.cat([p.grad.detach().flatten() for p in params])
     cosine = float(torch.dot(clipped.double(), grads.double()) / (norm(clipped) * total))
     table = unclipped["transformer.wte.weight"]  # tied: input lookup + output layer, (V, C)
