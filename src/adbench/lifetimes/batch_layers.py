@@ -76,8 +76,8 @@ def layer_table(n_examples: int, split: list[int], in_features: int, out_feature
 
 
 def measure_l2_layers(n_examples: int, split: list[int], in_features: int, out_features: int, seed: int,
-                      nanogpt_steps: int, nanogpt_micro: int, dropout: float) -> dict:
+                      nanogpt_steps: int, nanogpt_micro: int, dropout: float, equal_split: list[int] | None = None) -> dict:
     """L2's tables plus `layers`: the same weighting with BatchNorm and dropout after the linear layer."""
-    out = measure_l2(n_examples, split, in_features, out_features, seed, nanogpt_steps, nanogpt_micro)
+    out = measure_l2(n_examples, split, in_features, out_features, seed, nanogpt_steps, nanogpt_micro, equal_split)
     out["layers"] = layer_table(n_examples, split, in_features, out_features, seed, dropout)
     return out
