@@ -95,3 +95,33 @@ def test_l7_saved_bytes_fit_a_quadratic_and_a_fused_kernel_keeps_none():
     assert abs(c_fused) < 1e-6  # negative control: SDPA keeps no T x T tensor
     with pytest.raises(ValueError, match="three"):
         quadratic_fit(s.seq_len.to_numpy()[:2], one[:2])
+
+
+# ---- L5 ----
+
+def test_l5_versions_count_writes_and_match_the_engine_error():
+    from adbench.lifetimes import saved_values
+
+    v = saved_values.version_table([2.0, 3.0], 1.0)
+    inplace = v[v["write"].str.startswith("in place")]
+    assert (inplace.version_after - inplace.version_before == inplace.writes).all()  # +1 per add_
+    assert (inplace.error_at_version == inplace.version_after).all() and inplace.raised.all()
+    out = v[~v["write"].str.startswith("in place")].iloc[0]
+    assert out.version_after == out.version_before and not out.raised  # control: x + 1 touches nothing
+    bad = saved_values.version_table([2.0, 3.0], 1.0, bug="edit made on a copy")  # negative control
+    assert (bad.version_after == 0).all() and not bad.raised.any()
+
+
+def test_l5_exp_hands_its_output_to_the_hook_and_retain_graph_keeps_the_saved_values():
+    from adbench.lifetimes import saved_values
+
+    s = saved_values.saved_by_table([2.0, 3.0]).set_index("op")
+    assert (s.loc["exp(x)", "saves_output"], s.loc["exp(x)", "saves_input"]) == (1, 0)
+    assert (s.loc["sin(x)", "saves_output"], s.loc["sin(x)", "saves_input"]) == (0, 1)  # cos(x) needs x
+    life = saved_values.lifetime_table([2.0, 3.0]).set_index("case")
+    # exp(x * x): MulBackward saves x twice, ExpBackward its output: three float64 [2] tensors
+    assert life.loc["backward(retain_graph=True)", "alive_bytes_after"] == 3 * 2 * 8
+    assert life.loc["backward()", "alive_after"] == 0
+    assert life.loc["backward(retain_graph=True), then the graph dropped", "alive_after"] == 0
+    bad = saved_values.lifetime_table([2.0, 3.0], bug="retain_graph dropped").set_index("case")
+    assert bad.loc["backward(retain_graph=True)", "alive_after"] == 0  # negative control

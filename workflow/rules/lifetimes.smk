@@ -17,7 +17,7 @@ rule lifetimes_graph:
         **id_outputs("L2", "values", "schemes", "layers"),
         **id_outputs("L3", "values", "ranks", "equal", "wide", "tokens"),
         **id_outputs("L4", "values", "tensors", "branches"),
-        **id_outputs("L5", "values", "errors", "inplace", "higher_order"),
+        **id_outputs("L5", "values", "errors", "inplace", "higher_order", "versions", "saved_by", "lifetime"),
     log:
         LOG("lifetimes_graph"),
     benchmark:

@@ -271,5 +271,5 @@ def view_write_invalidates(t):
     return judged(reason, *checks)
 
 
-# L2/L3/L5 conditions, L6, L7, and the reductions of issue 36 (L1-L3) register on import
-from . import claims_conditions, claims_memory, claims_reductions, claims_shapes  # noqa: E402,F401
+# L2/L3/L5 conditions, L6, L7, and issue 36's reductions (L1-L3) and saved values (L5) register on import
+from . import claims_conditions, claims_memory, claims_reductions, claims_saved, claims_shapes  # noqa: E402,F401

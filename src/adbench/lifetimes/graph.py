@@ -10,6 +10,7 @@ import torch
 from ..tables import values_table
 from .higher_order import higher_order_table
 from .inplace import inplace_cases
+from .saved_values import lifetime_table, saved_by_table, version_table
 
 F64 = torch.float64
 
@@ -104,7 +105,8 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     items += [(f"mutated_storage_{i}", v) for i, v in enumerate(storage)]
     items += [(f"stale_grad_{i}", v) for i, v in enumerate(stale)]
     return {"values": values_table("L5", items), "errors": errors, "inplace": inplace_cases(x, shift),
-            "higher_order": higher_order_table(cube_at)}
+            "higher_order": higher_order_table(cube_at), "versions": version_table(x, shift),
+            "saved_by": saved_by_table(x), "lifetime": lifetime_table(x)}
 
 
 def silent_stale_gradient(x: list[float], shift: float) -> tuple[list[float], list[float]]:
