@@ -75,13 +75,13 @@ def measure_l1(n_examples: int, in_features: int, out_features: int, seed: int) 
 # Measurement-level controls (claims/bugs.py), switches of the real code; None in every real run.
 L2_BUGS = ("microbatch weight dropped", "= for += in the unweighted sum", "zero_grad inside the accumulation loop",
            "microbatch slices overlap")
-L3_BUGS = ("rank weights dropped", "sums divided by the example count")
+L3_BUGS = ("rank weights dropped", "sums divided by the example count", "rank slices overlap")
 
 
 def _bounds(split: list[int], bug: str | None = None) -> list[tuple[int, int]]:
     """(start, stop) of each microbatch or rank; the overlap bug reaches one example into the next slice."""
     edges = [sum(split[:i]) for i in range(len(split) + 1)]  # e.g. [0, 3, 7]
-    reach = 1 if bug == L2_BUGS[3] else 0
+    reach = 1 if bug in (L2_BUGS[3], L3_BUGS[2]) else 0
     return [(a, min(b + reach, edges[-1])) for a, b in zip(edges, edges[1:])]
 
 
@@ -174,15 +174,16 @@ def _fraction(w: float) -> str:
     return str(Fraction(w).limit_denominator(10_000))
 
 
-def equal_ranks(split: list[int], in_features: int, out_features: int, seed: int) -> pd.DataFrame:
-    """The L3 reductions for ranks of equal size: the average of rank means needs no weights there."""
+def equal_ranks(split: list[int], in_features: int, out_features: int, seed: int,
+                bug: str | None = None) -> pd.DataFrame:
+    """The L3 reductions for ranks of equal size: the average of rank means needs no weights there. `bug`: a
+    measurement-level control (L3_BUGS)."""
     if len(set(split)) != 1:
         raise ValueError(f"config key 'lifetimes.equal_split' = {split} must hold one size repeated")
     n = sum(split)
     model, x, y = _problem(n, in_features, out_features, seed)
     full = _mse_grad(model, x, y)
-    bounds = [sum(split[:i]) for i in range(len(split) + 1)]
-    means = [_mse_grad(model, x[a:b], y[a:b]) for a, b in zip(bounds, bounds[1:])]
+    means = [_mse_grad(model, x[a:b], y[a:b]) for a, b in _bounds(split, bug)]
     naive = sum(means) / len(means)
     weighted = sum(c * m for c, m in zip(split, means)) / n
     return pd.DataFrame([{"split": "+".join(map(str, split)), "reduction": name,
@@ -199,7 +200,7 @@ def rank_reductions(split: list[int], in_features: int, out_features: int, seed:
     n = sum(split)
     model, x, y = _problem(n, in_features, out_features, seed)
     full = _mse_grad(model, x, y)
-    bounds = _bounds(split)
+    bounds = _bounds(split, bug)
     means = [_mse_grad(model, x[a:b], y[a:b]) for a, b in bounds]
     sums = [_mse_grad(model, x[a:b], y[a:b], reduction="sum") for a, b in bounds]
     naive = sum(means) / len(means)
@@ -228,7 +229,7 @@ def measure_l3(split: list[int], in_features: int, out_features: int, seed: int,
              ("naive_weight_rank0", _fraction(w_naive[0])), ("naive_weight_rank1", _fraction(w_naive[-1])),
              ("counted_weight", _fraction(w_counted[0]))]
     out = {"values": values_table("L3", items), "ranks": table,
-           "equal": equal_ranks(equal_split, in_features, out_features, seed)}
+           "equal": equal_ranks(equal_split, in_features, out_features, seed, bug)}
     if wide_split is not None:
         out["wide"] = rank_reductions(wide_split, in_features, out_features, seed, bug).assign(
             split="+".join(map(str, wide_split)))

@@ -170,7 +170,17 @@ def measure_gloo(bug: str | None) -> dict[str, pd.DataFrame]:
                                                             bug=bug)["reductions"]}
 
 
-BUGS = [Bug("count weight dropped before the all-reduce", "each rank all-reduces its plain mean where the count-"
+@lru_cache(maxsize=None)
+def _layers(bug: str | None) -> dict[str, pd.DataFrame]:
+    """The real L2 layers table at the documents' 3 + 4 split."""
+    from .batch_layers import layer_table
+
+    return {"L2/layers": layer_table(7, [3, 4], 3, 2, 0, 0.5, bug)}
+
+
+BUGS = [Bug("BatchNorm left in eval mode", "the BatchNorm case run without net.train(), on running statistics",
+            ("batch_dependent_layers_break_accumulation",), _layers),
+        Bug("count weight dropped before the all-reduce", "each rank all-reduces its plain mean where the count-"
             "weighted reduction needs n_r x mean", ("real_allreduce_needs_matching_reduction",
                                                     "real_allreduce_equals_simulation"), measure_gloo)]
 

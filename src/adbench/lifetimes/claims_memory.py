@@ -3,11 +3,14 @@ imported by lifetimes/claims.py."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
 from ..claims import (Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, row, sources,
                       times_at_least, truthy)
+from ..claims.bugs import Bug
 
 MODES = ("plain", "checkpoint_sequential", "checkpoint_every_segment")
 DOC_MODE = "checkpoint_sequential"  # the documents' probe: torch's helper, last segment run plainly
@@ -217,3 +220,15 @@ def fewer_segments_redo_more(t):
                             f"blocks at a time ({s.blocks_recomputed.tolist()} in all)" for m, s in runs.items()),
                   flag(len(runs) > 0, "a checkpointed sweep"),
                   *_monotone(runs, "longest_recompute_run", False, "each burst longer with every segment removed"))
+
+
+@lru_cache(maxsize=None)
+def _measure_rng(bug: str | None) -> dict[str, pd.DataFrame]:
+    """The real L6 dropout table on a small stack (4 blocks of width 16, 2 segments): masks differ at any size."""
+    from .checkpoint_rng import rng_table
+
+    return {"L6/rng": rng_table(16, 32, 4, 4, 2, 0, 0.1, bug)}
+
+
+BUGS = [Bug("preserve_rng_state never passed on", "every checkpointed run recomputes without restoring the generator",
+            ("checkpoint_dropout_needs_rng_state",), _measure_rng)]

@@ -157,7 +157,7 @@ def _l3(bug: str | None) -> dict[str, pd.DataFrame]:
     from .accumulation import measure_l3
 
     out = measure_l3([3, 4], equal_split=[4, 4], wide_split=[2, 2, 3], bug=bug, **DATA)
-    return {"L3/ranks": out["ranks"], "L3/wide": out["wide"]}
+    return {"L3/ranks": out["ranks"], "L3/wide": out["wide"], "L3/equal": out["equal"]}
 
 
 @lru_cache(maxsize=None)
@@ -181,6 +181,8 @@ BUGS = [
         ("rank_means_need_weights", "real_allreduce_equals_simulation"), _l3),
     Bug("sums divided by the example count", "rank sums divided by the examples, not the loss elements",
         ("sum_then_global_count", "rank_means_need_weights"), _l3),
+    Bug("rank slices overlap", "each rank's slice reaches one example into the next rank's",
+        ("equal_ranks_average_exact", "rank_means_need_weights"), _l3),
     Bug("padding counted in the global token count", "the global count includes the padding positions",
         ("token_mean_needs_global_count",), _tokens),
 ]

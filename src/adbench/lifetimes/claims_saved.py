@@ -1,4 +1,4 @@
-"""The L family's saved-value mechanics of issue 36 (L5): the version counter, with and without grad mode; exp saving
+"""The L family's saved-value mechanics of issue 36 (L5), and the measurement-level controls of L4 and L5 (BUGS): the version counter, with and without grad mode; exp saving
 its output; a retained graph keeping its saved values alive. Each sets one reading (tensor._version, a pack hook, weak
 references) against another (the engine's version check, the edits it refuses). Imported by lifetimes/claims.py."""
 
@@ -144,7 +144,29 @@ def _l5(bug: str | None) -> dict[str, pd.DataFrame]:
             "L5/lifetime": lifetime_table(x, bug)}
 
 
-BUGS = [Bug("edit made on a copy", "every in-place edit writes into x.clone() instead of the tensor",
+@lru_cache(maxsize=None)
+def _l4(bug: str | None) -> dict[str, pd.DataFrame]:
+    from .graph import branch_gradients
+
+    return {"L4/branches": branch_gradients([2.0, 3.0], bug)}
+
+
+@lru_cache(maxsize=None)
+def _l5_graph(bug: str | None) -> dict[str, pd.DataFrame]:
+    from .graph import measure_l5
+    from .higher_order import higher_order_table
+
+    out = measure_l5([2.0, 3.0], 1.0, 2.0, None if bug == "create_graph dropped" else bug)
+    return {"L5/values": out["values"], "L5/higher_order": higher_order_table(2.0, bug)}
+
+
+BUGS = [Bug("both branches through torch.where", "both branches computed and one picked by torch.where, so the "
+            "untaken parameter is on the graph", ("untaken_branch_gets_no_gradient",), _l4),
+        Bug("x.grad not cleared between traversals", "the retained graph's second traversal adds onto the first's "
+            "gradient", ("retain_graph_reproduces",), _l5_graph),
+        Bug("create_graph dropped", "autograd.grad called without create_graph in the create_graph case",
+            ("retain_graph_is_not_create_graph",), _l5_graph),
+        Bug("edit made on a copy", "every in-place edit writes into x.clone() instead of the tensor",
             ("inplace_bumps_version", "no_grad_still_bumps_version", "exp_saves_output", "unsaved_edit_runs",
              "view_write_invalidates"), _l5),
         Bug("retain_graph dropped", "the retained case calls backward() without retain_graph",
