@@ -297,8 +297,9 @@ def test_l2_l3_labels_are_fixed_and_the_configured_sizes_are_columns():
         assert s.loc["nanoGPT without the division", "examples"] == 2 * steps
         r = accumulation.measure_l3(split, 3, 2, 0, [4, 4])["ranks"].set_index("reduction")
         assert list(r.index) == ["average of rank means", "rank means weighted by count",
-                                 "sum of rank sums / loss elements"]
-        assert list(r.divisor) == [len(split), sum(split), 2 * sum(split)]  # ranks, examples, loss elements
+                                 "sum of rank sums / loss elements", "sum of rank sums / examples"]
+        # ranks, examples, loss elements; and the examples again (the wrong divisor of the element-count control)
+        assert list(r.divisor) == [len(split), sum(split), 2 * sum(split), sum(split)]
 
 
 def test_l3_example_weights_by_autograd():

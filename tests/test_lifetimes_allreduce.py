@@ -21,8 +21,11 @@ def analytic_mse_grad(model, x, y):
 
 @pytest.fixture(scope="module")
 def reductions():
-    """One spawn of the default layout (3 + 4 examples, control 4 + 4): every row, by (case, reduction)."""
-    return measure_l3_allreduce([3, 4], [4, 4], **RUN)["reductions"].set_index(["case", "reduction"])
+    """One spawn of the default layout (3 + 4 examples, control 4 + 4, wide 2 + 2 + 3): every row, by (case,
+    reduction). The spawn is the one the claims' measurement-level control (tests/test_claims_bugs.py) reuses."""
+    from adbench.lifetimes.claims_conditions import measure_gloo
+
+    return measure_gloo(None)["L3/allreduce/reductions"].set_index(["case", "reduction"])
 
 
 def test_allreduce_reductions_against_the_hand_gradient(reductions):
@@ -57,6 +60,26 @@ def test_allreduce_matches_the_one_process_simulation(reductions):
     real = reductions.loc["split"]
     assert real.loc[REDUCTIONS[1], "max_abs_diff_vs_single_process"] == pytest.approx(
         sim.loc["average of rank means", "max_abs_diff_vs_single_process"], rel=1e-12)
+
+
+def test_three_ranks_match_the_hand_gradient_to_rounding(reductions):
+    # oracle: the hand-written gradient weighted as each reduction weighs the 2 + 2 + 3 examples; three ranks make
+    # the SUM more than one addition, so the comparison is to rounding, not bitwise
+    model, x, y = accumulation._problem(7, 3, 2, 0)
+    per_example = [analytic_mse_grad(model, x[i:i + 1], y[i:i + 1]) for i in range(7)]
+    full = sum(per_example) / 7
+    naive = (sum(per_example[:2]) / 2 + sum(per_example[2:4]) / 2 + sum(per_example[4:]) / 3) / 3
+    w = reductions.loc["wide_split"]
+    assert (w.world_size == 3).all()
+    assert w.loc[REDUCTIONS[1], "grad_norm"] == pytest.approx(naive.norm().item(), rel=1e-13)
+    for exact in REDUCTIONS[2:]:
+        assert w.loc[exact, "grad_norm"] == pytest.approx(full.norm().item(), rel=1e-13)
+    assert w.loc[REDUCTIONS[1], "max_abs_diff_vs_single_process"] > 1e-3  # negative control: mean of means errs
+
+
+def test_bad_bug_switch_is_refused():
+    with pytest.raises(ValueError, match="bug must be one of"):
+        measure_l3_allreduce([3, 4], [4, 4], bug="typo", **RUN)
 
 
 def _rank_pids(message: str) -> list[int]:

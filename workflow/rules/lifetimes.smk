@@ -12,11 +12,11 @@ LIFE_CKPT = LIFE["checkpoint"]
 # L3's real all-reduce (several processes) is a job of its own: lifetimes_l3_allreduce.
 use rule measure as lifetimes_graph with:
     output:
-        **id_outputs("L1", "values", "zero_grad"),
+        **id_outputs("L1", "values", "zero_grad", "clearing"),
         **id_outputs("L2", "values", "schemes", "layers"),
-        **id_outputs("L3", "values", "ranks", "equal"),
+        **id_outputs("L3", "values", "ranks", "equal", "wide", "tokens"),
         **id_outputs("L4", "values", "tensors", "branches"),
-        **id_outputs("L5", "values", "errors", "inplace", "higher_order"),
+        **id_outputs("L5", "values", "errors", "inplace", "higher_order", "versions", "saved_by", "lifetime"),
     params:
         **job(
             {
@@ -34,9 +34,16 @@ use rule measure as lifetimes_graph with:
                     nanogpt_steps=LIFE["nanogpt_steps"],
                     nanogpt_micro=LIFE["nanogpt_micro"],
                     dropout=LIFE["microbatch_dropout"],
+                    equal_split=LIFE["equal_split"],
                     **LIFE_DATA,
                 ),
-                L3=dict(split=LIFE["split"], equal_split=LIFE["equal_split"], **LIFE_DATA),
+                L3=dict(
+                    split=LIFE["split"],
+                    equal_split=LIFE["equal_split"],
+                    wide_split=LIFE["allreduce"]["wide_split"],
+                    tokens=LIFE["tokens"],
+                    **LIFE_DATA,
+                ),
                 L4=dict(x=LIFE["leaf_x"]),
                 L5=dict(x=LIFE["leaf_x"], shift=LIFE["inplace_shift"], cube_at=LIFE["cube_at"]),
             ),
@@ -45,7 +52,7 @@ use rule measure as lifetimes_graph with:
 
 # L3 on a real process group: one gloo process per rank, started by the job itself (torch.multiprocessing
 # spawn) and meeting through a file in its temporary folder. One job (one SLURM task) holding one core per rank.
-ALLREDUCE_RANKS = max(len(LIFE["split"]), len(LIFE["equal_split"]))
+ALLREDUCE_RANKS = max(len(LIFE["split"]), len(LIFE["equal_split"]), len(LIFE["allreduce"]["wide_split"]))
 
 
 use rule measure as lifetimes_l3_allreduce with:
@@ -61,6 +68,7 @@ use rule measure as lifetimes_l3_allreduce with:
             args=dict(
                 split=LIFE["split"],
                 equal_split=LIFE["equal_split"],
+                wide_split=LIFE["allreduce"]["wide_split"],
                 backend=LIFE["allreduce"]["backend"],
                 timeout_s=LIFE["allreduce"]["timeout_s"],
                 **LIFE_DATA,
@@ -130,7 +138,7 @@ use rule timing_plot as lifetimes_l6_plot with:
 
 use rule measure as lifetimes_l7 with:
     output:
-        **id_outputs("L7", "values", "sweep", "hooks", "hook_tensors"),
+        **id_outputs("L7", "values", "sweep", "hooks", "hook_tensors", "saved"),
     params:
         **job("adbench.lifetimes.shapes:measure_l7", args=LIFE["shapes"], packages=("torch", "numpy", "transformers")),
 

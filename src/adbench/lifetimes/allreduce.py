@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from .accumulation import _mse_grad, _problem
-from .allreduce_rank import REDUCTIONS, loopback_interface, rank_main
+from .allreduce_rank import ALLREDUCE_BUGS, REDUCTIONS, loopback_interface, rank_main
 
 log = logging.getLogger(__name__)
 GRACE_S = 5.0  # after one rank fails, how long the others get to leave by themselves before SIGTERM
@@ -77,13 +77,14 @@ def _failure(ctx) -> str:
 
 
 def run_ranks(cases: dict[str, list[int]], in_features: int, out_features: int, seed: int, backend: str,
-              timeout_s: float, fail: tuple[int, str] | None = None) -> tuple[list[dict], dict]:
+              timeout_s: float, fail: tuple[int, str] | None = None, bug: str | None = None) -> tuple[list[dict], dict]:
     """Start one process per rank, wait for all, return (each rank's saved results, facts for meta.json)."""
     import torch.multiprocessing as mp
 
     world = max(len(sizes) for sizes in cases.values())
     with tempfile.TemporaryDirectory(prefix="adbench-allreduce-") as tmp:
-        args = (str(Path(tmp) / "rendezvous"), tmp, cases, in_features, out_features, seed, backend, timeout_s, fail)
+        args = (str(Path(tmp) / "rendezvous"), tmp, cases, in_features, out_features, seed, backend, timeout_s, fail,
+                bug)
         t0 = time.perf_counter()
         with _spawnable_main():
             ctx = mp.start_processes(rank_main, args=args, nprocs=world, join=False, start_method="spawn")
@@ -107,17 +108,21 @@ def run_ranks(cases: dict[str, list[int]], in_features: int, out_features: int, 
 
 
 def measure_l3_allreduce(split: list[int], equal_split: list[int], in_features: int, out_features: int, seed: int,
-                         backend: str, timeout_s: float, fail_rank: int | None = None, fail_how: str = "raise") -> dict:
+                         backend: str, timeout_s: float, wide_split: list[int] | None = None,
+                         fail_rank: int | None = None, fail_how: str = "raise", bug: str | None = None) -> dict:
     """L3 with a real all-reduce: `reductions`, each global gradient of REDUCTIONS against one process's.
 
-    Both configured splits run in one job: a world of as many ranks as the longer split has entries, each
-    split reduced over a group of its first len(split) ranks. `fail_rank` (tests only) makes that rank
-    raise, or with fail_how='kill' SIGKILL itself, before its first all-reduce."""
+    Every configured split (`wide_split`: three ranks or more) runs in one job: a world of as many ranks as the
+    longest split has entries, each split reduced over a group of its first len(split) ranks. `fail_rank` (tests
+    only) makes that rank raise, or with fail_how='kill' SIGKILL itself, before its first all-reduce. `bug`: a
+    measurement-level control (ALLREDUCE_BUGS); None in every real run."""
     if fail_how not in ("raise", "kill"):
         raise ValueError(f"fail_how must be 'raise' or 'kill', got {fail_how!r}")
-    cases = {"split": split, "equal_split": equal_split}
+    if bug is not None and bug not in ALLREDUCE_BUGS:
+        raise ValueError(f"bug must be one of {ALLREDUCE_BUGS} or None, got {bug!r}")
+    cases = {"split": split, "equal_split": equal_split, **({} if wide_split is None else {"wide_split": wide_split})}
     results, facts = run_ranks(cases, in_features, out_features, seed, backend, timeout_s,
-                               None if fail_rank is None else (fail_rank, fail_how))
+                               None if fail_rank is None else (fail_rank, fail_how), bug)
     rows = []
     for case, sizes in cases.items():
         model, x, y = _problem(sum(sizes), in_features, out_features, seed)

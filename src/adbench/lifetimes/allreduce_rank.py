@@ -26,6 +26,11 @@ REDUCTIONS = ("all_reduce(sum) of local means",
               "all_reduce(sum) of local sums / all_reduce(sum) of loss elements")
 
 
+# A measurement-level control (claims/bugs.py): each rank all-reduces its plain mean where the count-weighted
+# reduction needs n_r * mean; None in every real run.
+ALLREDUCE_BUGS = ("count weight dropped before the all-reduce",)
+
+
 def loopback_interface() -> str:
     """The loopback interface's name ('lo' on Linux), for GLOO_SOCKET_IFNAME."""
     return next((name for _, name in socket.if_nameindex() if name.startswith("lo")), "lo")
@@ -44,7 +49,7 @@ def _reduce(t: torch.Tensor, rank: int, group) -> torch.Tensor:
 
 
 def rank_gradients(rank: int, sizes: list[int], in_features: int, out_features: int, seed: int,
-                   group) -> list[torch.Tensor]:
+                   group, bug: str | None = None) -> list[torch.Tensor]:
     """This rank's global gradients, in REDUCTIONS order, from its own slice and four all-reduces over
     `group` (the len(sizes) ranks holding this split's examples)."""
     world = len(sizes)  # this split's group: its world_size
@@ -55,13 +60,15 @@ def rank_gradients(rank: int, sizes: list[int], in_features: int, out_features: 
     total = _mse_grad(model, xr, yr, reduction="sum")
     n = torch.tensor(float(sizes[rank]), dtype=torch.float64)              # this rank's examples
     elements = torch.tensor(float(yr.numel()), dtype=torch.float64)        # its loss elements: n_r * out
-    mean_sum, weighted_sum = _reduce(mean, rank, group), _reduce(n * mean, rank, group)
+    weight = 1.0 if bug == ALLREDUCE_BUGS[0] else n
+    mean_sum, weighted_sum = _reduce(mean, rank, group), _reduce(weight * mean, rank, group)
     sum_sum, count, all_elements = _reduce(total, rank, group), _reduce(n, rank, group), _reduce(elements, rank, group)
     return [mean_sum, mean_sum / world, weighted_sum / count, sum_sum / all_elements]
 
 
 def rank_main(rank: int, init_file: str, out_dir: str, cases: dict[str, list[int]], in_features: int,
-              out_features: int, seed: int, backend: str, timeout_s: float, fail: tuple[int, str] | None) -> None:
+              out_features: int, seed: int, backend: str, timeout_s: float, fail: tuple[int, str] | None,
+              bug: str | None = None) -> None:
     """One rank (spawn calls it with its index first): join the group, reduce every case, save, leave."""
     import torch.distributed as dist
 
@@ -79,7 +86,7 @@ def rank_main(rank: int, init_file: str, out_dir: str, cases: dict[str, list[int
         for name, sizes in cases.items():
             group = dist.new_group(ranks=list(range(len(sizes))))  # every rank must call it, members or not
             if rank < len(sizes):
-                results[name] = rank_gradients(rank, sizes, in_features, out_features, seed, group)
+                results[name] = rank_gradients(rank, sizes, in_features, out_features, seed, group, bug)
         torch.save(results, Path(out_dir) / f"rank{rank}.pt")
     finally:
         dist.destroy_process_group()

@@ -8,6 +8,8 @@ count and trailing axes, not by which operation saved it:
 - `parameter`: a view of a weight (its size does not depend on T);
 - `other`: anything else.
 The byte formulas of shapes.py are not used here: a claim can set these bytes against them.
+`saved` needs no class at all: per batch and sequence length, the bytes of every saved tensor that is not a
+view of a weight, and the layer's parameter bytes, so a claim can fit bytes = a + bT + cT^2 without sorting.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ import pandas as pd
 import torch
 
 KINDS = ("residual", "scores", "parameter", "other")
+# Measurement-level controls (claims/bugs.py): a fused attention kernel in place of the eager one (it keeps no
+# (B, H, T, T) tensor), and the batch argument dropped from the input's shape.
+L7_BUGS = ("fused attention kernel", "batch ignored")
 
 
-def attention_layer(seed: int):
-    """(eval-mode eager GPT2Attention with random weights, its config); eval: attention dropout saves no masks."""
+def attention_layer(seed: int, implementation: str = "eager"):
+    """(eval-mode GPT2Attention with random weights, its config); eval: attention dropout saves no masks."""
     from transformers import GPT2Config
     from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
     cfg = GPT2Config()
-    cfg._attn_implementation = "eager"  # explicit softmax(QKᵀ/√d) V, not a fused kernel
+    cfg._attn_implementation = implementation  # eager: explicit softmax(QKᵀ/√d) V, not a fused kernel
     torch.manual_seed(seed)
     return GPT2Attention(cfg, layer_idx=0).eval(), cfg
 
@@ -65,10 +70,29 @@ def saved_tensors(layer, cfg, batch: int, seq: int, seed: int) -> pd.DataFrame:
     return df.assign(shape=df["shape"].map(lambda s: "(" + ", ".join(map(str, s)) + ")")).drop(columns="is_param")
 
 
-def attention_saved(seq_lens: list[int], batch: int, seed: int) -> dict[str, pd.DataFrame]:
-    """`hook_tensors` (every saved tensor per sequence length) and `hooks` (tensors and bytes per kind)."""
-    layer, cfg = attention_layer(seed)
-    tensors = pd.concat([saved_tensors(layer, cfg, batch, t, seed) for t in seq_lens], ignore_index=True)
+def totals(frame: pd.DataFrame, batch: int, param_bytes: int) -> dict:
+    """One row of `saved`: the unclassified bytes of every non-weight saved tensor of one forward + backward."""
+    weights = frame["kind"] == "parameter"
+    return {"batch": batch, "seq_len": int(frame["seq_len"].iloc[0]), "saves": len(frame),
+            "activation_bytes": int(frame.loc[~weights, "bytes"].sum()),
+            "parameter_save_bytes": int(frame.loc[weights, "bytes"].sum()), "parameter_bytes": param_bytes}
+
+
+def attention_saved(seq_lens: list[int], batch: int, seed: int, grown_batch: int = 2,
+                    bug: str | None = None) -> dict[str, pd.DataFrame]:
+    """`hook_tensors` (every saved tensor per sequence length), `hooks` (tensors and bytes per kind) and `saved`
+    (unclassified totals at `batch` and at `grown_batch`). `bug`: a measurement-level control (L7_BUGS); None in
+    every real run."""
+    if bug is not None and bug not in L7_BUGS:
+        raise ValueError(f"bug must be one of {L7_BUGS} or None, got {bug!r}")
+    layer, cfg = attention_layer(seed, "sdpa" if bug == L7_BUGS[0] else "eager")
+    param_bytes = sum(p.nelement() * p.element_size() for p in layer.parameters())
+    frames, saved = {}, []
+    for b in dict.fromkeys([batch, grown_batch]):
+        for t in seq_lens:
+            frames[b, t] = saved_tensors(layer, cfg, 1 if bug == L7_BUGS[1] else b, t, seed)
+            saved.append(totals(frames[b, t], b, param_bytes))
+    tensors = pd.concat([frames[batch, t] for t in seq_lens], ignore_index=True)
     rows = []
     for t in seq_lens:
         at = tensors[tensors.seq_len == t]
@@ -76,4 +100,4 @@ def attention_saved(seq_lens: list[int], batch: int, seed: int) -> dict[str, pd.
             sel = at[at.kind == kind]
             rows.append({"seq_len": t, "batch": batch, "hidden": cfg.n_embd, "heads": cfg.n_head, "kind": kind,
                          "tensors": len(sel), "bytes": int(sel["bytes"].sum())})
-    return {"hook_tensors": tensors, "hooks": pd.DataFrame(rows)}
+    return {"hook_tensors": tensors, "hooks": pd.DataFrame(rows), "saved": pd.DataFrame(saved)}

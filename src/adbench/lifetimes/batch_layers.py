@@ -18,6 +18,8 @@ from .accumulation import _grads, _problem, measure_l2
 
 F64 = torch.float64
 # (layer, mode, re-seed the generator before each pass); the labels are fixed strings, never config values
+# A measurement-level control (claims/bugs.py): BatchNorm's train case run with the module left in eval mode.
+LAYER_BUGS = ("BatchNorm left in eval mode",)
 CASES = (("linear only", "train", False), ("BatchNorm1d", "train", False), ("BatchNorm1d", "eval", False),
          ("dropout", "train", False), ("dropout", "train", True))
 
@@ -46,10 +48,11 @@ def _loss_grad(net: nn.Sequential, x: torch.Tensor, y: torch.Tensor, scale: floa
 
 
 def layer_case(layer: str, mode: str, reseed: bool, n_examples: int, split: list[int], in_features: int,
-               out_features: int, seed: int, dropout: float) -> dict:
-    """Full-batch gradient against size-weighted microbatch means for one layer, in one table row."""
+               out_features: int, seed: int, dropout: float, bug: str | None = None) -> dict:
+    """Full-batch gradient against size-weighted microbatch means for one layer, in one table row. `bug`: a
+    measurement-level control (LAYER_BUGS); None in every real run."""
     net, x, y = _net(layer, n_examples, in_features, out_features, seed, dropout)
-    net.train(mode == "train")
+    net.train(mode == "train" and not (bug == LAYER_BUGS[0] and layer == "BatchNorm1d"))
     drawn = _masks(net)
     torch.manual_seed(seed)  # the generator dropout draws from, at a known state before the full batch
     full = _loss_grad(net, x, y)
@@ -69,15 +72,15 @@ def layer_case(layer: str, mode: str, reseed: bool, n_examples: int, split: list
 
 
 def layer_table(n_examples: int, split: list[int], in_features: int, out_features: int, seed: int,
-                dropout: float) -> pd.DataFrame:
+                dropout: float, bug: str | None = None) -> pd.DataFrame:
     """Every case of CASES: does weighting microbatch means by size still reproduce the full batch?"""
-    return pd.DataFrame([layer_case(layer, mode, reseed, n_examples, split, in_features, out_features, seed, dropout)
-                         for layer, mode, reseed in CASES])
+    return pd.DataFrame([layer_case(layer, mode, reseed, n_examples, split, in_features, out_features, seed, dropout,
+                                    bug) for layer, mode, reseed in CASES])
 
 
 def measure_l2_layers(n_examples: int, split: list[int], in_features: int, out_features: int, seed: int,
-                      nanogpt_steps: int, nanogpt_micro: int, dropout: float) -> dict:
+                      nanogpt_steps: int, nanogpt_micro: int, dropout: float, equal_split: list[int] | None = None) -> dict:
     """L2's tables plus `layers`: the same weighting with BatchNorm and dropout after the linear layer."""
-    out = measure_l2(n_examples, split, in_features, out_features, seed, nanogpt_steps, nanogpt_micro)
+    out = measure_l2(n_examples, split, in_features, out_features, seed, nanogpt_steps, nanogpt_micro, equal_split)
     out["layers"] = layer_table(n_examples, split, in_features, out_features, seed, dropout)
     return out

@@ -46,14 +46,19 @@ def run(width: int, hidden: int, blocks: int, batch: int, segments: int, seed: i
     return loss.item(), grads, sum(b.calls for b in model)
 
 
+RNG_BUGS = ("preserve_rng_state never passed on",)  # a measurement-level control: every run checkpoints with False
+
+
 def rng_table(width: int, hidden: int, blocks: int, batch: int, segments: int, seed: int,
-              dropout: float) -> pd.DataFrame:
-    """Checkpointed against plain, with dropout `dropout` and with none (p = 0: the flag has nothing to restore)."""
+              dropout: float, bug: str | None = None) -> pd.DataFrame:
+    """Checkpointed against plain, with dropout `dropout` and with none (p = 0: the flag has nothing to restore).
+    `bug`: a measurement-level control (RNG_BUGS); None in every real run."""
     rows = []
     for p in (dropout, 0.0):
         plain_loss, plain, _ = run(width, hidden, blocks, batch, segments, seed, p, None)
         for preserve in (True, False):
-            loss, grads, calls = run(width, hidden, blocks, batch, segments, seed, p, preserve)
+            asked = False if bug == RNG_BUGS[0] else preserve
+            loss, grads, calls = run(width, hidden, blocks, batch, segments, seed, p, asked)
             diff = (grads - plain).abs().max().item()
             rows.append({"dropout_p": p, "preserve_rng_state": preserve, "block_calls": calls,
                          "loss_abs_diff_vs_plain": abs(loss - plain_loss), "max_grad_abs_diff_vs_plain": diff,

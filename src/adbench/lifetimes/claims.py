@@ -28,14 +28,17 @@ sources("L1/zero_grad", {"grad_after_zero_grad": "torch zero_grad(set_to_none=Tr
 SCHEMES = {"full batch": "torch full batch", "means weighted by size": "torch microbatches weighted by size",
            "unweighted sum of means": "torch microbatches unweighted",
            "nanoGPT, loss / microbatches": "torch nanoGPT loop, loss / microbatches",
-           "nanoGPT without the division": "torch nanoGPT loop without the division"}
+           "nanoGPT without the division": "torch nanoGPT loop without the division",
+           "means / microbatch count": "torch microbatch means / count",
+           "equal sizes, means / microbatch count": "torch equal microbatch means / count"}
 # each row's gradient, and its distance from the full-batch gradient of the same examples (80 for nanoGPT's)
 sources("L2/schemes", {"examples": "input", "microbatches": "input", "loss_weights": "input",
                        **{f"{s}:grad_norm": src for s, src in SCHEMES.items()},
                        **{f"{s}:max_abs_diff_vs_full": f"{src}, torch full batch" for s, src in SCHEMES.items()}},
         by="scheme")
 REDUCTIONS = {"average of rank means": "torch rank means averaged", "rank means weighted by count":
-              "torch rank means weighted by count", "sum of rank sums / loss elements": "torch rank sums / elements"}
+              "torch rank means weighted by count", "sum of rank sums / loss elements": "torch rank sums / elements",
+              "sum of rank sums / examples": "torch rank sums / examples"}
 sources("L3/ranks", {"divisor": "input", **{f"{r}:grad_norm": src for r, src in REDUCTIONS.items()},
                      **{f"{r}:max_abs_diff_vs_single_process": f"{src}, torch single process"
                         for r, src in REDUCTIONS.items()}}, by="reduction")
@@ -152,7 +155,7 @@ def _single_norm(t) -> float:
 def rank_means_need_weights(t):
     d, norm = t["L3/ranks"], _single_norm(t)
     naive = _reduction(t, "L3/ranks", "average of rank means")
-    good = d[d["reduction"] != "average of rank means"]
+    good = d[d["reduction"].isin(("rank means weighted by count", "sum of rank sums / loss elements"))]
     return judged(f"average of rank means errs by {g(naive.max_abs_diff_vs_single_process)}; weighted reductions "
                   + ", ".join(f"{r.reduction} (/{r.divisor}) {g(r.max_abs_diff_vs_single_process)}"
                               for r in good.itertuples()) + f" (gradient norm {g(norm)})",

@@ -1,13 +1,15 @@
-"""The L family's checkpoint and activation-shape conclusions (L6, L7), checkpointed dropout among them;
-listed in lifetimes/family.py."""
+"""The L family's checkpoint conclusions (L6), checkpointed dropout among them; listed in lifetimes/family.py."""
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
-from ..claims import (Edge, Flip, Move, at_least, at_most, flag, g, judged, near, relation, row, sources,
+from ..claims import (Edge, Flip, Move, at_least, at_most, flag, g, judged, relation, row, sources,
                       times_at_least, truthy)
+from ..claims.bugs import Bug
 
 MODES = ("plain", "checkpoint_sequential", "checkpoint_every_segment")
 DOC_MODE = "checkpoint_sequential"  # the documents' probe: torch's helper, last segment run plainly
@@ -32,11 +34,6 @@ sources("L6/segments", {"mode": "input", "segments": "input", "blocks_per_segmen
                         "saved_bytes": "saved-tensor hook, outside blocks, saved-tensor hook, inside blocks",
                         "block_calls_forward": "block hooks", "blocks_recomputed": "block hooks in backward",
                         "longest_recompute_run": "block and gradient hooks in backward", "loss": "forward"})
-sources("L7/sweep", {"seq_len": "input", "batch": "input", "residual_state_bytes": "shape formula B*T*D*s",
-                     "all_residual_states_bytes": "shape formula B*T*D*s",
-                     "scores_per_layer_bytes": "shape formula B*H*T*T*s",
-                     "scores_all_layers_bytes": "shape formula B*H*T*T*s"})
-
 # The documents' checkpointed graph requests 17.98 % of the plain bytes. checkpoint_sequential with S segments keeps
 # the last segment's saves (1/S of the blocks: 1/6 here) and S boundary tensors, so about a sixth is the mechanism's
 # size; a quarter allows a torch version that saves a few more boundaries (this torch: 16 hook calls, the
@@ -224,42 +221,13 @@ def fewer_segments_redo_more(t):
                   *_monotone(runs, "longest_recompute_run", False, "each burst longer with every segment removed"))
 
 
-# ---- L7 -----------------------------------------------------------------------------------------------------
-def _hooked(t, kind: str) -> pd.DataFrame:
-    d = t["L7/hooks"]
-    return d[d.kind == kind].sort_values("seq_len")
+@lru_cache(maxsize=None)
+def _measure_rng(bug: str | None) -> dict[str, pd.DataFrame]:
+    """The real L6 dropout table on a small stack (4 blocks of width 16, 2 segments): masks differ at any size."""
+    from .checkpoint_rng import rng_table
+
+    return {"L6/rng": rng_table(16, 32, 4, 4, 2, 0, 0.1, bug)}
 
 
-def _exponent(t, kind: str) -> float:
-    """log(bytes at the longer sequence / at the shorter) / log(T ratio), from the hooks alone."""
-    d = _hooked(t, kind)
-    lo, hi = d.iloc[0], d.iloc[-1]
-    return float(np.log(hi.bytes / lo.bytes) / np.log(hi.seq_len / lo.seq_len))
-
-
-sources("L7/hooks", {"kind": "input", "seq_len": "input", "batch": "input", "hidden": "input", "heads": "input",
-                     "tensors": "saved-tensor hook (eager attention)", "bytes": "saved-tensor hook (eager attention)"})
-
-
-@relation("L7/hooks", "L7/sweep",
-          edge=Flip("L7/hooks", lambda t: {"kind": "scores", "seq_len": _hooked(t, "scores").seq_len.max()}, "bytes",
-                    holding=lambda t: _hooked(t, "scores").bytes.max(),
-                    failing=lambda t: _hooked(t, "scores").bytes.max() / 2))
-def scores_grow_quadratically(t):
-    """What an eager attention layer saves, counted by saved-tensor hooks at two sequence lengths: the
-    residual-shaped tensors grow like T, the score-shaped (B, H, T, T) ones like T^2; at the shorter length each
-    hooked tensor has the bytes the shape formula gives."""
-    sweep = t["L7/sweep"].set_index("seq_len")
-    res, sc = _hooked(t, "residual"), _hooked(t, "scores")
-    r0, s0 = res.iloc[0], sc.iloc[0]
-    per_res, per_sc = r0.bytes / r0.tensors, s0.bytes / s0.tensors
-    e_res, e_sc = _exponent(t, "residual"), _exponent(t, "scores")
-    return judged(f"hooked bytes from T={int(r0.seq_len)} to T={int(res.seq_len.iloc[-1])}: residual-shaped "
-                  f"{int(r0.bytes)} -> {int(res.bytes.iloc[-1])} (exponent {g(e_res)}), score-shaped {int(s0.bytes)} -> "
-                  f"{int(sc.bytes.iloc[-1])} (exponent {g(e_sc)}); per tensor at T={int(r0.seq_len)}: {g(per_res)} and "
-                  f"{g(per_sc)} bytes, the formula {int(sweep.residual_state_bytes[r0.seq_len])} and "
-                  f"{int(sweep.scores_per_layer_bytes[s0.seq_len])}",
-                  near(e_res, 1.0, 0.1, "residual bytes' growth exponent vs 1", "exponent", 0.02),
-                  near(e_sc, 2.0, 0.1, "score bytes' growth exponent vs 2", "exponent", 0.02),
-                  flag(per_res == sweep.residual_state_bytes[r0.seq_len], "a hooked residual state has the formula's bytes"),
-                  flag(per_sc == sweep.scores_per_layer_bytes[s0.seq_len], "a hooked score matrix has the formula's bytes"))
+BUGS = [Bug("preserve_rng_state never passed on", "every checkpointed run recomputes without restoring the generator",
+            ("checkpoint_dropout_needs_rng_state",), _measure_rng)]

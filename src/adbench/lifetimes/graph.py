@@ -10,6 +10,7 @@ import torch
 from ..tables import values_table
 from .higher_order import higher_order_table
 from .inplace import inplace_cases
+from .saved_values import lifetime_table, saved_by_table, version_table
 
 F64 = torch.float64
 
@@ -42,16 +43,25 @@ def measure_l4(x: list[float]) -> dict:
     return {"values": values_table("L4", items), "tensors": table, "branches": branch_gradients(x)}
 
 
-def branch_gradients(x: list[float]) -> pd.DataFrame:
+# Measurement-level controls (claims/bugs.py); None in every real run.
+L4_BUGS = ("both branches through torch.where",)
+L5_GRAPH_BUGS = ("x.grad not cleared between traversals",)
+
+
+def branch_gradients(x: list[float], bug: str | None = None) -> pd.DataFrame:
     """An if on the data picks w_pos * x or w_neg * x; backward reaches only the parameter on the
-    path that ran. Called on x and on -x, so each parameter is once taken and once not."""
+    path that ran. Called on x and on -x, so each parameter is once taken and once not. `bug` (L4_BUGS): both
+    branches computed and one selected by torch.where, so both parameters are on the graph."""
     rows = []
     for name, sign in (("x", 1.0), ("-x", -1.0)):
         xt = sign * torch.tensor(x, dtype=F64)
         w_pos = torch.tensor(1.0, dtype=F64, requires_grad=True)
         w_neg = torch.tensor(1.0, dtype=F64, requires_grad=True)
         positive = bool(xt.sum() > 0)
-        y = (w_pos * xt).sum() if positive else (w_neg * xt).sum()  # eager autograd records this branch only
+        if bug == L4_BUGS[0]:
+            y = torch.where(xt.sum() > 0, (w_pos * xt).sum(), (w_neg * xt).sum())
+        else:
+            y = (w_pos * xt).sum() if positive else (w_neg * xt).sum()  # eager autograd records this branch only
         y.backward()
         for param, w, taken in (("w_pos", w_pos, positive), ("w_neg", w_neg, not positive)):
             rows.append({"input": name, "branch_taken": "w_pos * x" if positive else "w_neg * x", "parameter": param,
@@ -69,9 +79,10 @@ def _error_text(fn) -> str:
     return "no error"
 
 
-def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
+def measure_l5(x: list[float], shift: float, cube_at: float, bug: str | None = None) -> dict:
     """L5: version-counter error, second-backward error, retain_graph, create_graph for x³ (and, in
-    `higher_order`, which of the two flags gives a derivative that can be differentiated again)."""
+    `higher_order`, which of the two flags gives a derivative that can be differentiated again). `bug`: a
+    measurement-level control (L5_GRAPH_BUGS); None in every real run."""
     def inplace():
         xt = torch.tensor(x, dtype=F64, requires_grad=True)
         y = (xt * xt).sum()
@@ -89,7 +100,8 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     y = (xt * xt).sum()
     y.backward(retain_graph=True)
     first = xt.grad.clone()
-    xt.grad = None
+    if bug != L5_GRAPH_BUGS[0]:
+        xt.grad = None
     y.backward()  # the retained graph runs again
     c = torch.tensor(cube_at, dtype=F64, requires_grad=True)
     (d1,) = torch.autograd.grad(c ** 3, c, create_graph=True)  # d1 = 3c², itself differentiable
@@ -104,7 +116,8 @@ def measure_l5(x: list[float], shift: float, cube_at: float) -> dict:
     items += [(f"mutated_storage_{i}", v) for i, v in enumerate(storage)]
     items += [(f"stale_grad_{i}", v) for i, v in enumerate(stale)]
     return {"values": values_table("L5", items), "errors": errors, "inplace": inplace_cases(x, shift),
-            "higher_order": higher_order_table(cube_at)}
+            "higher_order": higher_order_table(cube_at), "versions": version_table(x, shift),
+            "saved_by": saved_by_table(x), "lifetime": lifetime_table(x)}
 
 
 def silent_stale_gradient(x: list[float], shift: float) -> tuple[list[float], list[float]]:

@@ -18,14 +18,17 @@ def _second(first: torch.Tensor, x: torch.Tensor) -> tuple[float, str]:
     return d2.item(), "no error"
 
 
-def higher_order_table(cube_at: float) -> pd.DataFrame:
+HIGHER_BUGS = ("create_graph dropped",)  # a measurement-level control (claims/bugs.py): the flag never passed
+
+
+def higher_order_table(cube_at: float, bug: str | None = None) -> pd.DataFrame:
     """f(x) = x³ at x = cube_at: autograd.grad with neither flag, retain_graph or create_graph, then a
-    second grad through the first derivative, and whether y's graph can still be walked."""
+    second grad through the first derivative, and whether y's graph can still be walked. `bug`: HIGHER_BUGS."""
     rows = []
     for flag in ("neither", "retain_graph", "create_graph"):
         x = torch.tensor(cube_at, dtype=F64, requires_grad=True)
         y = x ** 3
-        kw = {} if flag == "neither" else {flag: True}
+        kw = {} if flag == "neither" or (flag == "create_graph" and bug == HIGHER_BUGS[0]) else {flag: True}
         (d1,) = torch.autograd.grad(y, x, **kw)  # d1 = 3x²; a graph of its own only with create_graph
         d2, error = _second(d1, x)
         rows.append({"flag": flag, "x": cube_at, "first_derivative": d1.item(), "first_requires_grad": d1.requires_grad,

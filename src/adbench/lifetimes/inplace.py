@@ -12,24 +12,35 @@ from typing import Callable
 import pandas as pd
 import torch
 
+from .saved_values import edit as edit_in_place
+
 F64 = torch.float64
 
 
-def _edit_then_backward(leaf: torch.Tensor, y: torch.Tensor, target: torch.Tensor, shift, edit) -> torch.Tensor:
-    """Optionally add `shift` to `target` in place (no_grad), then backward from `y`: the leaf's gradient."""
+def _edit_then_backward(leaf: torch.Tensor, y: torch.Tensor, target: torch.Tensor, shift, edit,
+                        bug: str | None = None) -> torch.Tensor:
+    """Optionally add `shift` to `target` in place (no_grad), then backward from `y`: the leaf's gradient.
+    `bug`: a measurement-level control (saved_values.L5_BUGS): the write lands in a copy."""
     if edit:
         with torch.no_grad():
-            target.add_(shift)
+            edit_in_place(target, shift, bug)
     y.backward()
     return leaf.grad
 
 
 def _direct(forward: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
     """A case on the leaf x itself (a float64 vector): y = forward(x); the edit writes into x."""
-    def build(x, shift, edit):
+    def build(x, shift, edit, bug=None):
         xt = torch.tensor(x, dtype=F64, requires_grad=True)
-        return _edit_then_backward(xt, forward(xt), xt, shift, edit)
+        return _edit_then_backward(xt, forward(xt), xt, shift, edit, bug)
     return build
+
+
+def _exp_output_edited(x, shift, edit, bug=None) -> torch.Tensor:
+    """y = sum(e) with e = exp(x): ExpBackward saved e, and the edit writes into e."""
+    xt = torch.tensor(x, dtype=F64, requires_grad=True)
+    e = torch.exp(xt)
+    return _edit_then_backward(xt, e.sum(), e, shift, edit, bug)
 
 
 def _square(x) -> torch.Tensor:
@@ -41,10 +52,10 @@ def _square(x) -> torch.Tensor:
 def _views(pick: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]) -> Callable:
     """A case on two views of one 2 x n matrix: pick(base) -> (saved, written); y = sum(saved * saved)
     saves `saved`, and the edit writes through `written`."""
-    def build(x, shift, edit):
+    def build(x, shift, edit, bug=None):
         base = _square(x)
         saved, written = pick(base)
-        return _edit_then_backward(base, (saved * saved).sum(), written, shift, edit)
+        return _edit_then_backward(base, (saved * saved).sum(), written, shift, edit, bug)
     return build
 
 
@@ -69,20 +80,21 @@ CASES: list[tuple[str, str, bool, Callable]] = [
     ("direct", "y = sum(x*x) saves x; edit x", True, _mul_saves_x),
     ("direct", "y = sum(x + w) saves no input; edit x", False, _add_saves_nothing),
     ("direct", "y = sum(exp(x)) saves its output, not x; edit x", False, _exp_saves_output),
+    ("direct", "y = sum(exp(x)) saves its output; edit the output", True, _exp_output_edited),
     ("view", "product saves the transpose x.t(); write through the row view x[0]", True, _transpose_saved_row_written),
     ("view", "product saves row h[0]; write through row h[1] (no shared element)", True, _row_saved_other_row_written),
     ("view", "control: product saves x.t(); write through a row of x.clone()", False, _clone_row_written),
 ]
 
 
-def inplace_cases(x: list[float], shift: float) -> pd.DataFrame:
+def inplace_cases(x: list[float], shift: float, bug: str | None = None) -> pd.DataFrame:
     """One row per case: did backward raise after the edit, with which message, and, when it ran,
-    does its gradient equal the unedited graph's."""
+    does its gradient equal the unedited graph's. `bug`: a measurement-level control (saved_values.L5_BUGS)."""
     rows = []
     for kind, case, saved, build in CASES:
         reference = build(x, shift, edit=False)
         try:
-            grad, message = build(x, shift, edit=True), "no error"
+            grad, message = build(x, shift, edit=True, bug=bug), "no error"
         except RuntimeError as err:
             grad, message = None, " ".join(str(err).split())
         rows.append({"kind": kind, "case": case, "edits_saved_storage": saved,

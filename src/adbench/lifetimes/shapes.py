@@ -31,7 +31,7 @@ def score_bytes(batch: int, heads: int, seq: int, elem: int) -> int:
 def measure_l7(prompt_tokens: int, context: int, batch: int, bytes_per_element: int,
                sweep_seq: list[int], hooks: dict) -> dict:
     """L7: residual-state and attention-score bytes at the prompt length, the context, and a sweep; plus
-    `hooks`/`hook_tensors`, what a saved-tensor hook sees in eager GPT-2 attention (`hooks`: its settings)."""
+    `hooks`/`hook_tensors`/`saved`, what a saved-tensor hook sees in eager GPT-2 attention (`hooks`: its settings)."""
     d = gpt2_small_dims()
     D, H, L, e = d["hidden"], d["heads"], d["layers"], bytes_per_element
     states = L + 1  # one before the first block, one after each block
