@@ -54,8 +54,6 @@ def test_the_shipped_reading_loads_covers_both_documents_and_cites_lines_inside_
     assert over.empty, over[["doc", "line", "statement"]]
 
 
-@pytest.mark.xfail(strict=True, reason="the wave-2 family helpers add the reading's planned claims in parallel; "
-                                       "remove this mark once their branches are merged (it then must pass)")
 def test_every_claim_the_reading_names_is_in_the_claims_table():
     missing = unknown_claims(table.load_reading(READING), table.load())
     assert not missing, f"docs/reading.csv names claims that src/adbench/data/claims.csv lacks: {missing}"
