@@ -70,7 +70,8 @@ DEMO_FILES = ("src/adbench/demo/__init__.py", "src/adbench/demo/family.py", "src
               "src/adbench/demo/section.html.j2", "workflow/rules/demo.smk", "tests/test_demo.py")
 # The unit tests a family must pass, run on the guide's family in the project copy: structure, claims, the tables.
 UNIT_ON_DEMO = ["tests/test_structure.py", "tests/test_claims.py", "tests/test_claims_structure.py",
-                "tests/test_verdicts_documented.py", "tests/test_config.py", "tests/test_demo.py"]
+                "tests/test_claims_bugs.py", "tests/test_reading.py", "tests/test_verdicts_documented.py",
+                "tests/test_config.py", "tests/test_demo.py"]
 
 
 def _add_demo_family(project: Path) -> None:
@@ -92,9 +93,9 @@ def _add_demo_family(project: Path) -> None:
     schema["properties"].update(yaml.safe_load(blocks["workflow/schemas/config.schema.yaml"]))
     schema["required"].append(EXAMPLE)
     schema_path.write_text(yaml.safe_dump(schema, sort_keys=False))
-    for table in ("documented.csv", "claims.csv"):
-        with open(project / "src/adbench/data" / table, "a") as fh:
-            fh.write(blocks[f"src/adbench/data/{table}"])
+    for table in ("src/adbench/data/documented.csv", "src/adbench/data/claims.csv", "docs/reading.csv"):
+        with open(project / table, "a") as fh:
+            fh.write(blocks[table])
 
 
 WORKFLOW_FAMILIES = (f"import json, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); "
