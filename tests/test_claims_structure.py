@@ -143,7 +143,6 @@ SURVIVORS: dict[str, str] = {
     'token_table_dominates_gradient': TODO,
     'unshifted_best_train_loss_of_five': TODO,
     'unshifted_best_train_worst_heldout': TODO,
-    'update_is_a_normal_fp16': TODO,
 }
 
 
