@@ -122,7 +122,6 @@ TODO = "TODO: no measurement-level control yet"
 SURVIVORS: dict[str, str] = {
     'activations_exceed_weights': TODO,
     'adam_rescues_seed0': "a realistic bug found (Adam's first moment overwritten instead of accumulated) still rescues seed 0 (final loss 0.0018); a sign-flipped update would flip it but is not a realistic slip, and each try trains 2,000 tape steps",
-    'adamw_scaled_loss_step_up_to_eps': TODO,
     'checkpoint_identical': TODO,
     'checkpoint_recomputes_not_twice': TODO,
     'checkpoint_saves_fewer_bytes': TODO,
