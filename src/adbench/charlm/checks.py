@@ -45,8 +45,9 @@ def initial_model(vocab_size: int, block_size: int, n_layer: int, n_head: int, n
     return CharGPT(GPTConfig(vocab_size, block_size, n_layer, n_head, n_embd))
 
 
-# Measurement-level control (claims/bugs.py), never on in a real run: the "scale x lr" run built with lr alone.
-CHECK_BUGS = ("scaled lr built with lr",)
+# Measurement-level controls (claims/bugs.py), never on in a real run: the "scale x lr" run built with lr alone;
+# the eps-term prediction with eps inside the square root (g / sqrt(g² + eps), as some Adam variants place it)
+CHECK_BUGS = ("scaled lr built with lr", "eps inside the sqrt")
 
 
 def sgd_steps(model: CharGPT, batches: list, lr: float, scale: float, bug: str | None = None) -> pd.DataFrame:
@@ -77,10 +78,12 @@ def _first_step(model: CharGPT, make_opt, x, y, scale: float) -> tuple[torch.Ten
     return _flat(m) - _flat(model), g
 
 
-def one_step(model: CharGPT, x, y, lr: float, weight_decay: float, betas, scale: float) -> pd.DataFrame:
+def one_step(model: CharGPT, x, y, lr: float, weight_decay: float, betas, scale: float,
+             bug: str | None = None) -> pd.DataFrame:
     """One step from the same state and batch with the loss x scale and without, AdamW (C1's grouping)
     and plain SGD. For AdamW the first step is -lr g / (|g| + eps) (bias corrections cancel) after
-    the decay both share, so the scale can enter only through eps: `eps_term` is that prediction."""
+    the decay both share, so the scale can enter only through eps: `eps_term` is that prediction.
+    `bug`: a measurement-level control (CHECK_BUGS); None in every real run."""
     rows = []
     for name, make in (("adamw", lambda m: make_optimizer(m, lr, weight_decay, betas)),
                        ("sgd", lambda m: torch.optim.SGD(m.parameters(), lr=lr))):
@@ -92,7 +95,9 @@ def one_step(model: CharGPT, x, y, lr: float, weight_decay: float, betas, scale:
                "diff_over_step": (diff.norm() / d_plain.norm()).item()}
         if name == "adamw":
             eps = make(copy.deepcopy(model)).defaults["eps"]
-            pred = -lr * (g_scaled / (g_scaled.abs() + eps) - g_plain / (g_plain.abs() + eps))
+            def denom(g: torch.Tensor) -> torch.Tensor:
+                return (g * g + eps).sqrt() if bug == CHECK_BUGS[1] else g.abs() + eps
+            pred = -lr * (g_scaled / denom(g_scaled) - g_plain / denom(g_plain))
             row.update(eps=eps, eps_term_norm=pred.norm().item(), residual_norm=(diff - pred).norm().item())
         rows.append(row)
     return pd.DataFrame(rows)

@@ -79,6 +79,16 @@ def _sgd(bug: str | None) -> Tables:
     return {"C1/checks/sgd_steps": checks.sgd_steps(model.double(), batches, c["lr"], c["loss_scale"], bug=bug)}
 
 
+@lru_cache(maxsize=None)
+def _one_step(bug: str | None) -> Tables:
+    c = TINY
+    model = checks.initial_model(len(VOCAB), c["block_size"], c["n_layer"], c["n_head"], c["n_embd"], c["seed"])
+    gen = torch.Generator().manual_seed(c["seed"])
+    x, y = train.get_batch(train.encode(TRAIN_TEXT, VOCAB), c["batch_size"], c["block_size"], True, gen)
+    return {"C1/checks/one_step": checks.one_step(model.double(), x, y, c["lr"], c["weight_decay"], c["betas"],
+                                                  c["loss_scale"], bug=bug)}
+
+
 @lru_cache(maxsize=1)
 def _unshifted() -> dict:
     return _train("unshifted_targets", COPY_STEPS, None)
@@ -104,6 +114,8 @@ BUGS = [
         ("no_bug_raises",), _loud),
     Bug(checks.CHECK_BUGS[0], "the 'scale x lr' SGD run built with lr alone (a dropped factor)",
         ("sgd_scaled_loss_is_scaled_lr",), _sgd),
+    Bug(checks.CHECK_BUGS[1], "the AdamW eps-term prediction puts eps inside the square root",
+        ("adamw_scaled_loss_step_up_to_eps",), _one_step),
     Bug(evaluate.EVAL_BUGS[0], "the independent evaluator's own target shift dropped: it shares the unshifted bug",
         ("shared_data_path_hides_unshifted",), _shared_path),
 ]

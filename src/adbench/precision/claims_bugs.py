@@ -103,6 +103,8 @@ BUGS = [
     _bug("fp64-master-in-fp32", "P6's fp64 master created in float32", ("more_precision_less_drift",), _p6),
     _bug("bf16-update-promoted", "P6's bf16 update made an fp32 tensor: the sum is promoted to fp32",
          ("bf16_swamps_worse",), _p6),
+    _bug("update-via-bf16", "P6's update reaches fp16 through a bf16 copy (rounded to 8 bits first)",
+         ("update_is_a_normal_fp16",), _p6),
     _bug("summed-as-float32", "P6's 16-bit tensor cast to float32 before torch.sum",
          ("sixteen_bit_sum_accumulates_wider",), _p6_sum),
     _bug("pairwise-accumulates-float32", "P6's 16-bit pairwise sum keeps its partial sums in float32",

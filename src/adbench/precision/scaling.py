@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 F16 = torch.float16
 # measurement-level controls (claims_bugs.py): each a realistic bug of the measurement, None in every real run
 SCALING_BUGS = ("forgets-to-unscale", "aux-loss-after-scale", "unscale-by-start", "master-assigns",
-                "fp64-master-in-fp32", "bf16-update-promoted")
+                "fp64-master-in-fp32", "bf16-update-promoted", "update-via-bf16")
 LEAF_SEED = 0  # the small MLP whose leaf gradients P4 scales: a fixed draw, any draw shows the same
 # P6's direct-update probe near the weight: updates from 1e-4 to 1e-2 of it, no power of two among them (no ties)
 UPDATE_GRID = [10.0 ** (-4 + k / 10) for k in range(21)]
@@ -126,6 +126,8 @@ def measure_p6(weight: float, update: float, steps: int, record_every: int, bug:
     """P6: add `update` `steps` times to a pure fp16 weight and to fp32 and fp64 master weights."""
     _check_bug(bug)
     w16, u16 = torch.tensor(weight, dtype=F16), torch.tensor(update, dtype=F16)
+    if bug == "update-via-bf16":   # bug: the update rounded to bf16 on its way to fp16 (rounded twice, 8 bits first)
+        u16 = torch.tensor(update, dtype=torch.bfloat16).to(F16)
     w32, u32 = torch.tensor(weight, dtype=torch.float32), torch.tensor(update, dtype=torch.float32)
     wide = torch.float32 if bug == "fp64-master-in-fp32" else torch.float64  # bug: the wider master's dtype lost
     w64, u64 = torch.tensor(weight, dtype=wide), torch.tensor(update, dtype=wide)

@@ -53,8 +53,10 @@ def blind_spots(A: np.ndarray, x: np.ndarray, grad, vs: list, h: float, coordina
     return pd.DataFrame(rows)
 
 
-def dropout_check(A: np.ndarray, x: np.ndarray, vs: list, h: float, p: float, seed: int) -> pd.DataFrame:
-    """L(x) = sum(tanh(dropout(A x))²) checked along each direction, masks fresh or reseeded per evaluation."""
+def dropout_check(A: np.ndarray, x: np.ndarray, vs: list, h: float, p: float, seed: int,
+                  always_reseed: bool = False) -> pd.DataFrame:
+    """L(x) = sum(tanh(dropout(A x))²) checked along each direction, masks fresh or reseeded per evaluation.
+    `always_reseed`: a measurement-level control only, the reseed applied in the fresh regime too."""
     import torch
     import torch.nn.functional as F
 
@@ -71,7 +73,7 @@ def dropout_check(A: np.ndarray, x: np.ndarray, vs: list, h: float, p: float, se
         for masks in ("fresh", "reseeded"):     # fresh: the generator's next draws, a new mask each time
             for d, v in enumerate(vs):
                 def along(t: float) -> float:
-                    if masks == "reseeded":
+                    if masks == "reseeded" or always_reseed:
                         torch.manual_seed(seed)  # the gradient's mask again at every evaluation
                     return loss(xt.detach() + t * v).item()
 

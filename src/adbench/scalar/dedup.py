@@ -72,13 +72,14 @@ def _run(build: Callable, a: float, b: float, dedup: bool) -> tuple[dict, list[d
     return summary, per_node
 
 
-def dedup_tables(a: float, b: float) -> dict[str, pd.DataFrame]:
-    """Gradients (vs torch float64) and closure calls per node, with and without the visited set."""
+def dedup_tables(a: float, b: float, always_dedup: bool = False) -> dict[str, pd.DataFrame]:
+    """Gradients (vs torch float64) and closure calls per node, with and without the visited set. `always_dedup`:
+    a measurement-level control only, the engine's switch not passed (both engines keep the set)."""
     grads, calls = [], []
     for expr, build in EXPRESSIONS.items():
         t_da, t_db = torch_grads(build, a, b)
         for engine, dedup in ENGINES:
-            summary, per_node = _run(build, a, b, dedup)
+            summary, per_node = _run(build, a, b, dedup or always_dedup)
             grads.append({"expression": expr, "engine": engine, **summary, "torch_dL_da": t_da,
                           "torch_dL_db": t_db, "abs_diff_da": abs(summary["dL_da"] - t_da),
                           "abs_diff_db": abs(summary["dL_db"] - t_db)})

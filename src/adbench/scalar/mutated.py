@@ -57,8 +57,10 @@ def mutated_gradient(x: torch.Tensor, w: torch.Tensor, c: torch.Tensor, bug: str
     return torch.cat([xt.grad.flatten(), wt.grad.flatten()])
 
 
-def mutation_check(seed: int, rows: int, width: int, directions: int, wrong_scale: float, h: float) -> pd.DataFrame:
-    """Each rule of BUGS through the same directional check: central difference of the plain forward vs g·v."""
+def mutation_check(seed: int, rows: int, width: int, directions: int, wrong_scale: float, h: float,
+                   over_h: bool = False) -> pd.DataFrame:
+    """Each rule of BUGS through the same directional check: central difference of the plain forward vs g·v.
+    `over_h`: a measurement-level control only, the central difference divided by h, not 2h."""
     x, w, c, vs = mutation_problem(seed, rows, width, directions)
     split = x.numel()
 
@@ -67,7 +69,7 @@ def mutation_check(seed: int, rows: int, width: int, directions: int, wrong_scal
         return (c * torch.tanh(xs @ ws)).sum().item()
 
     theta = torch.cat([x.flatten(), w.flatten()])
-    slopes = [central_difference(lambda t: loss(theta + t * v), 0.0, h) for v in vs]   # along each v
+    slopes = [central_difference(lambda t: loss(theta + t * v), 0.0, h, over_h=over_h) for v in vs]   # along each v
     out = []
     for bug in BUGS:
         g = mutated_gradient(x, w, c, bug, wrong_scale)

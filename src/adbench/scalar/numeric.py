@@ -67,7 +67,9 @@ def measure_s5(a: float, b: float, sweep_h: list[float], slope_fit_h: list[float
     return {"values": values_table("S5", items), "sweep": sweep, "slopes": fits}
 
 
-S6_BUGS = ("complex step not divided by h",)  # a measurement-level control (claims/bugs.py)
+# measurement-level controls (claims/bugs.py): the division by h dropped; the exception text, meant for the
+# max(0, x + ih) row alone, broadcast to every row of the outcome column
+S6_BUGS = ("complex step not divided by h", "exception text on every control")
 
 
 def measure_s6(a: float, b: float, complex_h: list[float], complex_controls_at: float,
@@ -98,7 +100,8 @@ def measure_s6(a: float, b: float, complex_h: list[float], complex_controls_at: 
         exc_text = str(e)
     table = pd.DataFrame([{"control": d, "complex_step": v, "real_slope": r} for _, d, v, r in controls]
                          + [{"control": f"max(0, {x:g}+ih)", "complex_step": math.nan, "real_slope": 1.0}])
-    table["outcome"] = [""] * len(controls) + [f"{exc}: {exc_text}" if exc != "none" else "no exception"]
+    text = f"{exc}: {exc_text}" if exc != "none" else "no exception"
+    table["outcome"] = text if bug == S6_BUGS[1] else [""] * len(controls) + [text]
     items = [(f"est_h{_hkey(h)}", e) for h, e in zip(sweep.h, sweep.estimate)]
     items += [(f"err_h{_hkey(h)}", e) for h, e in zip(sweep.h, sweep.abs_err)]
     items += [(q, v) for q, _, v, _ in controls] + [("max_exception", exc)]
@@ -131,8 +134,10 @@ def fresh_directions(seed: int, rows: int, cols: int, directions: int) -> list:
     return [vt / vt.norm() for vt in vs]
 
 
-# measurement-level controls (claims/bugs.py), each a central difference divided by h instead of 2h in one check
-S7_BUGS = ("directions: slope over h", "coordinate 0: slope over h", "kink: slope over h")
+# measurement-level controls (claims/bugs.py): a central difference divided by h instead of 2h in one check; the
+# dropout check reseeding the generator in both mask regimes
+S7_BUGS = ("directions: slope over h", "coordinate 0: slope over h", "kink: slope over h",
+           "dropout: reseeded in both regimes", "mutations: slope over h")
 
 
 def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float, control_coordinate: int,
@@ -176,16 +181,17 @@ def measure_s7(seed: int, rows: int, cols: int, directions: int, h: float, contr
     fresh = fresh_directions(seed, rows, cols, directions)
     blind = blind_spots(A, x, grad, fresh, h, control_coordinate, control_delta, orthogonal_to, small_delta, bug)
     return {"values": values_table("S7", items, notes), "directions": table, "blind_spots": blind,
-            "dropout": dropout_check(A, x, vs, h, **dropout),
+            "dropout": dropout_check(A, x, vs, h, **dropout, always_reseed=bug == S7_BUGS[3]),
             "relu_kink": relu_kink(relu_at, h, over_h=bug == S7_BUGS[2]),
-            "mutations": mutation_check(h=h, **mutations)}
+            "mutations": mutation_check(h=h, **mutations, over_h=bug == S7_BUGS[4])}
 
 
 def _s8_loss(x):
     return (x[0] * x[1] + x[2] * x[2] + x[3] * x[3]).tanh()
 
 
-S8_BUGS = ("tape: build order",)  # a measurement-level control: the tape's documented wrong-order switch
+# measurement-level controls (claims/bugs.py): the tape's documented wrong-order switch; J used transposed in v J
+S8_BUGS = ("tape: build order", "v J with J transposed")
 
 
 def measure_s8(modes_x: list[float], modes_seed: int, vjp_v: list[float], bug: str | None = None) -> dict:
@@ -210,4 +216,4 @@ def measure_s8(modes_x: list[float], modes_seed: int, vjp_v: list[float], bug: s
               ("max_mode_diff", max(abs(f - r) for f, r in zip(fwd, rev)))]
     return {"values": values_table("S8", items), "modes": table,
             "reconstruction": reconstruction(modes_x, modes_seed, _s8_loss, rev, tape.closures_run),
-            **vjp_tables(modes_x, vjp_v)}
+            **vjp_tables(modes_x, vjp_v, transposed=bug == S8_BUGS[1])}

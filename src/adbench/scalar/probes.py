@@ -60,11 +60,16 @@ def measure_s1(a: float, b: float, reference_h: float, bug: str | None = None) -
     return {"values": values_table("S1", items), "gradients": table}
 
 
-def measure_s2(nudge_x: float, nudges: list[float]) -> dict:
-    """S2: (f(x+h) - f(x)) / h for f = x^2 approaches 2x."""
+S2_BUGS = ("forward ratio over 2h",)  # a measurement-level control: a central difference's width on a forward one
+
+
+def measure_s2(nudge_x: float, nudges: list[float], bug: str | None = None) -> dict:
+    """S2: (f(x+h) - f(x)) / h for f = x^2 approaches 2x. `bug`: a measurement-level control (S2_BUGS); None in
+    every real run."""
     f = lambda x: x * x  # noqa: E731
+    width = 2.0 if bug == S2_BUGS[0] else 1.0
     rows = [{"nudge": h, "f_x": f(nudge_x), "f_x_plus_h": f(nudge_x + h),
-             "ratio": (f(nudge_x + h) - f(nudge_x)) / h, "exact_2x_plus_h": 2 * nudge_x + h}
+             "ratio": (f(nudge_x + h) - f(nudge_x)) / (width * h), "exact_2x_plus_h": 2 * nudge_x + h}
             for h in nudges]
     table = pd.DataFrame(rows)
     # quantity names are fixed (the nudges' positions in the configured list); the values are the table's columns
@@ -113,25 +118,32 @@ def measure_s3(a: float, b: float, bug: str | None = None) -> dict:
     return {"values": values_table("S3", items), "routes": routes}
 
 
-def overwrite_factor(a: float, bs: list[float]) -> pd.DataFrame:
+def overwrite_factor(a: float, bs: list[float], overwrite: bool = True) -> pd.DataFrame:
     """Per b: the overwrite bug's dL/da against the correct tape's (both on the tape, at the same a).
 
     The overwrite keeps the route through m (dL/dz * b), the correct tape adds the direct route
-    (dL/dz * (b + 1)); their ratio is a property of b, not of the bug."""
+    (dL/dz * (b + 1)); their ratio is a property of b, not of the bug. `overwrite`: False only as a
+    measurement-level control (the switch not reaching the tape)."""
     rows = []
     for b in bs:
         _, correct, _ = tape_gradients(a, b)
-        _, overwrite, _ = tape_gradients(a, b, overwrite=True)
-        rows.append({"a": a, "b": b, "correct_dL_da": correct, "overwrite_dL_da": overwrite,
-                     "overwrite_over_correct": overwrite / correct if correct != 0 else math.nan})
+        _, bugged, _ = tape_gradients(a, b, overwrite=overwrite)
+        rows.append({"a": a, "b": b, "correct_dL_da": correct, "overwrite_dL_da": bugged,
+                     "overwrite_over_correct": bugged / correct if correct != 0 else math.nan})
     return pd.DataFrame(rows)
 
 
-def measure_s4(a: float, b: float, factor_b: list[float]) -> dict:
+# measurement-level controls (claims/bugs.py): a switch that never reaches the tape it is meant for
+S4_BUGS = ("overwrite switch not passed to the tape", "visited-set switch not passed to the tape")
+
+
+def measure_s4(a: float, b: float, factor_b: list[float], bug: str | None = None) -> dict:
     """S4: the correct tape, the overwrite bug and the wrong-order bug; count exceptions;
-    the overwrite/correct ratio over the b values `factor_b`; the sort without its visited set."""
+    the overwrite/correct ratio over the b values `factor_b`; the sort without its visited set. `bug`: a
+    measurement-level control (S4_BUGS); None in every real run."""
     rows, raised = [], 0
-    for name, kw in [("correct +=", {}), ("BUG = (overwrite)", {"overwrite": True}),
+    overwrite = bug != S4_BUGS[0]
+    for name, kw in [("correct +=", {}), ("BUG = (overwrite)", {"overwrite": overwrite}),
                      ("BUG wrong order", {"order": "forward"})]:
         try:
             _, ga, gb = tape_gradients(a, b, **kw)
@@ -146,8 +158,8 @@ def measure_s4(a: float, b: float, factor_b: list[float]) -> dict:
     items = [("overwrite_dL_da", rows[2]["dL_da"]), ("overwrite_dL_db", rows[2]["dL_db"]),
              ("wrong_order_dL_da", rows[3]["dL_da"]), ("wrong_order_dL_db", rows[3]["dL_db"]),
              ("exceptions_raised", raised)]
-    return {"values": values_table("S4", items), "variants": table, "factor": overwrite_factor(a, factor_b),
-            **dedup.dedup_tables(a, b)}
+    return {"values": values_table("S4", items), "variants": table,
+            "factor": overwrite_factor(a, factor_b, overwrite), **dedup.dedup_tables(a, b, bug == S4_BUGS[1])}
 
 
 class Neuron:
@@ -232,7 +244,9 @@ def backward_trace(expression: dict, overwrite: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-S10_BUGS = ("MLP tape: = for +=",)  # a measurement-level control: the tape's documented `=` switch, on the MLP
+# measurement-level controls (claims/bugs.py): the tape's documented `=` switch on the MLP; the expression's `=`
+# switch not reaching its tape; the counted engine releasing a node one contribution early
+S10_BUGS = ("MLP tape: = for +=", "expression: overwrite switch not passed", reuse.EARLY)
 
 
 def measure_s10(expression: dict, mlp: dict, reuse_x: float, bug: str | None = None) -> dict:
@@ -244,7 +258,7 @@ def measure_s10(expression: dict, mlp: dict, reuse_x: float, bug: str | None = N
     a, b, c = expression["a"], expression["b"], expression["c"]
     grads = {}
     for name, overwrite in [("accumulate", False), ("overwrite", True)]:
-        with Tape(overwrite=overwrite) as tape:
+        with Tape(overwrite=overwrite and bug != S10_BUGS[1]) as tape:
             va, vb, vc = Value(a), Value(b), Value(c)
             out = (va * vb + vc).relu() * va
             out.backward()
@@ -271,7 +285,9 @@ def measure_s10(expression: dict, mlp: dict, reuse_x: float, bug: str | None = N
              ("mlp_params", len(params)), ("mlp_nodes", graph_size(loss)),
              ("mlp_max_grad_diff", max(diffs)), ("mlp_loss", loss.data)]
     trace = pd.concat([backward_trace(expression, False), backward_trace(expression, True)], ignore_index=True)
-    reuse_trace = pd.concat([reuse.dependency_trace(reuse_x, m) for m in ("counted", "eager")], ignore_index=True)
+    early = bug == S10_BUGS[2]
+    reuse_trace = pd.concat([reuse.dependency_trace(reuse_x, m, early) for m in ("counted", "eager")],
+                            ignore_index=True)
     items += reuse.reuse_items(reuse_trace, reuse.torch_x_grad(reuse_x))
     return {"values": values_table("S10", items), "mlp_grads": per_param, "mlp_nodes_by_op": node_table,
             "backward_steps": trace, "reuse_steps": reuse_trace}

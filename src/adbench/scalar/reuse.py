@@ -36,11 +36,15 @@ def consumer_counts(root: Value) -> dict[int, int]:
     return counts
 
 
-def dependency_trace(x: float, mode: str) -> pd.DataFrame:
+EARLY = "counted engine: released at one pending"   # a measurement-level control (probes.S10_BUGS)
+
+
+def dependency_trace(x: float, mode: str, early: bool = False) -> pd.DataFrame:
     """Every node's value, gradient and pending count after each backward closure.
 
     mode 'counted': a ready queue, a node runs when all its consumers have contributed (torch's engine).
     mode 'eager': a node runs the moment its first contribution arrives, and only once (the bug).
+    `early`: a measurement-level control only, the counted engine's release test off by one (pending <= 1).
     """
     if mode not in ("counted", "eager"):
         raise ValueError(f"mode must be 'counted' or 'eager', got {mode!r}")
@@ -65,7 +69,7 @@ def dependency_trace(x: float, mode: str) -> pd.DataFrame:
                 step += 1
                 for p in node.parents:
                     pending[id(p)] -= 1
-                    if pending[id(p)] == 0 and p._backward is not None:
+                    if pending[id(p)] <= int(early) and p._backward is not None:
                         ready.append(p)
                 snapshot(step, labels[id(node)])
         else:
@@ -103,7 +107,7 @@ def reuse_items(trace: pd.DataFrame, x_grad_torch: float) -> list[tuple[str, obj
         return float(t.loc[t.step.idxmax(), "grad"])
 
     counted = trace[trace["mode"] == "counted"]
-    runs = counted.drop_duplicates("step").set_index("active").step
+    runs = counted.drop_duplicates("step").groupby("active").step.min()   # a node's first run (a bug may rerun it)
     waits = runs["square"] > max(runs["branch A"], runs["branch B"])
     consumers = int(counted[(counted.step == 0) & (counted.node == "square")].pending.iloc[0])
     full, early = final("counted", "x"), final("eager", "x")

@@ -15,8 +15,9 @@ def vector_output(x):
     return torch.tanh(x * x.roll(1)) + x
 
 
-def vjp_tables(x: list[float], v: list[float]) -> dict[str, pd.DataFrame]:
-    """The error text of y.backward(), and y.backward(v) beside v @ J per input."""
+def vjp_tables(x: list[float], v: list[float], transposed: bool = False) -> dict[str, pd.DataFrame]:
+    """The error text of y.backward(), and y.backward(v) beside v @ J per input. `transposed`: a
+    measurement-level control only, J @ v (J's rows taken as inputs) in place of v @ J."""
     import torch
 
     F64 = torch.float64
@@ -35,7 +36,7 @@ def vjp_tables(x: list[float], v: list[float]) -> dict[str, pd.DataFrame]:
     vector_output(xt).backward(torch.ones_like(vt))   # control: an all-ones upstream vector
     ones = xt.grad.clone()
     jac = torch.autograd.functional.jacobian(vector_output, torch.tensor(x, dtype=F64))   # (n_out, n_in)
-    vj = vt @ jac                                                                          # (n_in,)
+    vj = jac @ vt if transposed else vt @ jac                                              # (n_in,)
     calls += [{"call": "y.backward(v)", "outcome": "ok", "result_shape": str(tuple(vjp.shape))},
               {"call": "jacobian(f, x)", "outcome": "ok", "result_shape": str(tuple(jac.shape))}]
     table = pd.DataFrame({"input": [f"x{i}" for i in range(len(x))], "x": x, "v": v,
