@@ -80,7 +80,7 @@ def _add_demo_family(project: Path) -> None:
     import shutil
 
     for folder in ("tests", "docs"):
-        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     shutil.copy2(ROOT / "pyproject.toml", project / "pyproject.toml")
     blocks = _guide_blocks()
     for rel in DEMO_FILES:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .accumulation import _mse_grad, _problem
+from .problem import _mse_grad, _problem
 from .allreduce_rank import ALLREDUCE_BUGS, REDUCTIONS, loopback_interface, rank_main
 
 log = logging.getLogger(__name__)

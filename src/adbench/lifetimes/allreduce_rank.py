@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from .accumulation import _mse_grad, _problem
+from .problem import _mse_grad, _problem
 
 # Fixed labels: the configured split lives in a column of its own, never in a reduction's name.
 REDUCTIONS = ("all_reduce(sum) of local means",

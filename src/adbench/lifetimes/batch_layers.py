@@ -14,7 +14,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from .accumulation import _grads, _problem, measure_l2
+from .accumulation import measure_l2
+from .problem import _grads, _problem
 
 F64 = torch.float64
 # (layer, mode, re-seed the generator before each pass); the labels are fixed strings, never config values

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from .accumulation import _grads, _problem
+from .problem import _grads, _problem
 
 CLEARINGS = (("zero_grad(set_to_none=True)", "None"), ("zero_grad(set_to_none=False)", "zeros"),
              ("not cleared", "the first batch's gradient"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from .accumulation import F64, _grads, _problem
+from .problem import F64, _grads, _problem
 
 TOKEN_BUGS = ("padding counted in the global token count",)  # a measurement-level control (claims/bugs.py)
 
