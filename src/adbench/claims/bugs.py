@@ -13,10 +13,13 @@ A family lists its bugs as plain data, `BUGS = [Bug(...), ...]`, in any claims m
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import pandas as pd
+import yaml
 
 from ..families import Family, declared
 
@@ -32,6 +35,20 @@ class Bug:
     what: str
     flips: tuple[str, ...]
     measure: Callable[[str | None], Tables] = field(repr=False)
+
+
+@lru_cache(maxsize=1)
+def _default_config() -> dict:
+    path = Path(__file__).resolve().parents[3] / "config.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
+    return yaml.safe_load(path.read_text())
+
+
+def default_config(section: str) -> dict:
+    """config.yaml's `section` as the source checkout ships it: a control judges the tables a default run writes,
+    with the bug as the only difference."""
+    return _default_config()[section]
 
 
 def family_bugs(family: Family) -> list[Bug]:

@@ -8,21 +8,15 @@ default run writes, with the bug as the only difference.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
-import yaml
 
-from ..claims.bugs import Bug, Tables
+from ..claims.bugs import Bug, Tables, default_config
 from . import chains, residual
 
 
-@lru_cache(maxsize=1)
 def _d1() -> dict:
     """config.yaml's `depth.d1` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["depth"]["d1"]
+    return default_config("depth")["d1"]
 
 
 @lru_cache(maxsize=4)   # the chains take seconds: the correct run serves every D1 control

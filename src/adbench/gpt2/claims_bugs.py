@@ -13,9 +13,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 
-from ..claims.bugs import Bug, Tables
+from ..claims.bugs import Bug, Tables, default_config
 from . import prompt, sequence
 from .resolve import record_model
 
@@ -25,13 +24,9 @@ TEXT = ("The capital of France is Paris. Gradients flow backward through every b
         "is the average surprise of the next token. ") * 30
 
 
-@lru_cache(maxsize=1)
 def _gpt2() -> dict:
     """config.yaml's `gpt2` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["gpt2"]
+    return default_config("gpt2")
 
 
 @lru_cache(maxsize=1)

@@ -8,23 +8,17 @@ default run writes, with the bug as the only difference.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
-import yaml
 
-from ..claims.bugs import Bug, Tables
 import pandas as pd
 
+from ..claims.bugs import Bug, Tables, default_config
 from . import adam_state, first_step, memory, o1, o2
 
 
-@lru_cache(maxsize=1)
 def _optim() -> dict:
     """config.yaml's `optim` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["optim"]
+    return default_config("optim")
 
 
 def _o1(bug: str | None) -> Tables:

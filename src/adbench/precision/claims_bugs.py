@@ -8,25 +8,17 @@ of ours there.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
-import yaml
-
-from ..claims.bugs import Bug, Tables
+from ..claims.bugs import Bug, Tables, default_config
 from . import formats, scaling
 from .grad_scaler import grad_scaler_table
 from .wide_sum import wide_sum_table
 
 
-@lru_cache(maxsize=1)
 def _prec() -> dict:
     """config.yaml's `precision` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["precision"]
+    return default_config("precision")
 
 
 def _keyed(id_: str, tables: dict, keep: tuple[str, ...]) -> Tables:

@@ -7,23 +7,15 @@ tables a default run writes, with the bug as the only difference.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
-import yaml
-
-from ..claims.bugs import Bug, Tables
+from ..claims.bugs import Bug, Tables, default_config
 from . import blind, numeric, probes
 
 
-@lru_cache(maxsize=1)
 def _scalar() -> dict:
     """config.yaml's `scalar` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["scalar"]
+    return default_config("scalar")
 
 
 def _keyed(id_: str, tables: dict, keep: tuple[str, ...]) -> Tables:

@@ -8,23 +8,15 @@ default run writes, with the bug as the only difference.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
 from typing import Callable
 
-import yaml
-
-from ..claims.bugs import Bug, Tables
+from ..claims.bugs import Bug, Tables, default_config
 from . import averaging, multihead, probes, qkv, rules, saved, vocab
 
 
-@lru_cache(maxsize=1)
 def _tensor() -> dict:
     """config.yaml's `tensor` section (the source checkout's defaults)."""
-    path = Path(__file__).resolve().parents[3] / "config.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the measurement-level controls read the default config from the checkout")
-    return yaml.safe_load(path.read_text())["tensor"]
+    return default_config("tensor")
 
 
 def _run(id_: str, section: str) -> Callable[[str | None], Tables]:
