@@ -56,6 +56,7 @@ def test_a_second_make_report_refuses_while_a_run_is_live_and_the_first_complete
     project.mkdir()
     (project / "Snakefile").write_text(WAITING)
     shutil.copy2(ROOT / "Makefile", project / "Makefile")
+    shutil.copytree(ROOT / "envs", project / "envs")  # `make report BIN=...` checks that environment first
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     first_log = tmp_path / "first.log"
     first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=project, env=env,
