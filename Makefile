@@ -166,8 +166,14 @@ reference: $(SETUP)
 	  --configfile config.yaml reference/matrix.yaml && \
 	$(BIN)/python -m adbench.matrix.reference --matrix reference/matrix.yaml --wall $$(( $$(date +%s) - start ))
 
+# The tests run on WORKERS pytest-xdist workers (default 2, the machine size CI and the timings assume; WORKERS=0
+# runs them in one process). Tests that share a fixture built once per module or session (the smoke DAG run and
+# everything built on it) form one group that runs on one worker (tests/conftest.py, shared_fixture_groups).
+WORKERS ?= 2
+PYTEST = $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+
 test: $(TEST_STAMP) browser slurm
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The browser test drives Debian's Chromium through Playwright (no browser download).
 # CI (CI=true) running as root installs it; elsewhere the test is skipped with a message.
@@ -199,4 +205,4 @@ clean:
 # Snakemake fails under it, naming the marker to add. `make test` still runs everything (README, CI).
 .PHONY: unit
 unit: $(TEST_STAMP)
-	$(BIN)/python -m pytest --unit
+	$(PYTEST) --unit

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent  # this suite: the fixtures it defines (not pytest's or a plugin's)
 
 # The marker rule: a test (or its module, by `pytestmark`) carries one of these markers when it starts Snakemake
 # (a job, a dry run, the matrix) or `make report`, builds full-size GPT-2 (real or on fake tensors), drives a
@@ -34,14 +35,54 @@ def is_heavy(item) -> bool:
     return any(item.get_closest_marker(m) for m in HEAVY)
 
 
+# first: pytest-xdist's worker reads the groups in its own modifyitems hook, registered after this conftest
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under --unit, deselect every heavy test (reported as deselected, like -m)."""
-    if not config.getoption("--unit"):
-        return
-    heavy = [i for i in items if is_heavy(i)]
-    if heavy:
-        config.hook.pytest_deselected(items=heavy)
-        items[:] = [i for i in items if not is_heavy(i)]
+    """Under --unit, deselect every heavy test (reported as deselected, like -m); then group the tests that share
+    a fixture built once per module or session, for pytest-xdist (`make test`/`make unit` run on two workers)."""
+    if config.getoption("--unit"):
+        heavy = [i for i in items if is_heavy(i)]
+        if heavy:
+            config.hook.pytest_deselected(items=heavy)
+            items[:] = [i for i in items if not is_heavy(i)]
+    for item, group in shared_fixture_groups(items).items():
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_keys(item) -> set[str]:
+    """The module-, package- and session-scoped fixtures of this suite (not pytest's own) that `item` uses, each
+    as one key per built instance: a session fixture is built once per worker, a module fixture once per module."""
+    keys = set()
+    for name, defs in item._fixtureinfo.name2fixturedefs.items():
+        fixturedef = defs[-1]  # the one the item gets (the closest override)
+        where = Path(getattr(fixturedef.func, "__code__", None) and fixturedef.func.__code__.co_filename or "")
+        if fixturedef.scope == "function" or TESTS not in where.parents:
+            continue
+        keys.add(name if fixturedef.scope in ("session", "package") else f"{item.path.name}::{name}")
+    return keys
+
+
+def shared_fixture_groups(items) -> dict:
+    """item -> xdist group name, for every test that shares a fixture key with another (connected components:
+    the smoke run's tests and the determinism test, which compares it with the resumed run, form one group).
+    Under `--dist loadgroup` a group runs on one worker, so no expensive fixture (a whole smoke DAG run) is built
+    twice; every other test goes to whichever worker is free."""
+    parent: dict[str, str] = {}
+
+    def find(k):
+        while parent.setdefault(k, k) != k:
+            k = parent[k]
+        return k
+
+    keys = {item: sorted(shared_keys(item)) for item in items}
+    for ks in keys.values():
+        for k in ks[1:]:
+            parent[find(k)] = find(ks[0])
+    users: dict[str, int] = {}
+    for ks in keys.values():
+        if ks:
+            users[find(ks[0])] = users.get(find(ks[0]), 0) + 1
+    return {item: find(ks[0]) for item, ks in keys.items() if ks and users[find(ks[0])] > 1}
 
 
 def starts_snakemake(args) -> bool:
@@ -97,10 +138,67 @@ POPEN_INIT = subprocess.Popen.__init__
 def pytest_configure(config):
     if config.getoption("--unit"):  # process-wide, so module- and session-scoped fixtures are guarded too
         subprocess.Popen.__init__ = unit_guard(POPEN_INIT)
+    if distributes(config):  # the controller: its workers (started later, with this environment) write the groups
+        import tempfile
+        fd, path = tempfile.mkstemp(prefix="adbench-test-groups-", suffix=".json")
+        os.close(fd)
+        os.environ[GROUPS_FILE] = config.stash[GROUPS_KEY] = path
 
 
 def pytest_unconfigure(config):
     subprocess.Popen.__init__ = POPEN_INIT
+    if GROUPS_KEY in config.stash:
+        Path(config.stash[GROUPS_KEY]).unlink(missing_ok=True)
+
+
+# ---- two workers -------------------------------------------------------------------------------------------------
+# `make test` runs pytest-xdist with `--dist loadgroup`. xdist 3.8 marks a group by appending "@group" to the node ID,
+# which pytest 9.2's structured node IDs ignore (pytest-dev/pytest-xdist#1386): its groups silently stop grouping.
+# So the groups travel beside the IDs: each worker writes node ID -> group (GROUPS_FILE, a path the controller
+# chose) after collecting, and the controller's scheduler reads them. The scheduler is xdist's own loadgroup one.
+GROUPS_FILE = "ADBENCH_TEST_GROUPS"
+GROUPS_KEY = pytest.StashKey[str]()
+
+
+def distributes(config) -> bool:
+    """Whether this process is the controller of a pytest-xdist run with `--dist loadgroup`."""
+    return (config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput")
+            and bool(config.getoption("numprocesses", None)) and config.getoption("dist", None) == "loadgroup")
+
+
+def pytest_collection_finish(session):
+    """On a worker: node ID -> group of every grouped test, written whole (os.replace) for the controller."""
+    path = os.environ.get(GROUPS_FILE)
+    if not path or not hasattr(session.config, "workerinput"):
+        return
+    import json
+    groups = {item.nodeid: marker.args[0] if marker.args else marker.kwargs["name"]
+              for item in session.items if (marker := item.get_closest_marker("xdist_group"))}
+    tmp = f"{path}.{session.config.workerinput['workerid']}"
+    Path(tmp).write_text(json.dumps(groups))
+    os.replace(tmp, path)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config, log):
+    if not distributes(config):
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SharedFixtureScheduling(LoadGroupScheduling):
+        """xdist's loadgroup scheduling, its groups read from the workers' GROUPS_FILE (one work unit each)."""
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # first called once every worker has collected (and so written the file)
+                import json
+                text = Path(config.stash[GROUPS_KEY]).read_text()
+                if not text:
+                    raise RuntimeError(f"no worker wrote the test groups to {config.stash[GROUPS_KEY]}")
+                self.groups = json.loads(text)
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return SharedFixtureScheduling(config, log)
 # docs: docs/reading.csv, the claims coverage's denominator, is an input of rule verdicts_claims
 COPY = ["Snakefile", "config.yaml", ".test", "workflow", "scripts", "src", "envs", "profiles", "docs"]
 
@@ -155,6 +253,17 @@ def pytest_terminal_summary(terminalreporter):
     """Print what the suite measured (e.g. the smoke DAG's wall time) in every run's summary."""
     for name, value in MEASURED.items():
         terminalreporter.write_line(f"{name}: {value:.1f} s")
+
+
+def pytest_sessionfinish(session):
+    """On a pytest-xdist worker: hand what it measured to the controller, which prints the summary."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["measured"] = dict(MEASURED)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent when the suite runs without it
+def pytest_testnodedown(node, error):
+    MEASURED.update(getattr(node, "workeroutput", {}).get("measured", {}))
 
 
 # The memory cap `make report` gives an 8 GB machine (80 % of 8 GiB in MiB): the smoke run runs under it, so the

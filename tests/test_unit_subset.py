@@ -110,6 +110,71 @@ def test_negative_control_without_unit_everything_runs_unguarded(inner):
     res.assert_outcomes(passed=5)
 
 
+# ---- two workers: tests that share an expensive fixture run on one ----------------------------------------------
+SHARED = {
+    "conftest_extra": """
+import os, pytest
+
+@pytest.fixture(scope="session")
+def expensive(tmp_path_factory):
+    with open(os.environ["BUILDS"], "a") as f:  # one line per build, whichever worker builds it
+        f.write("expensive\\n")
+""",
+    "test_one": """
+import pytest
+
+@pytest.fixture(scope="module")
+def per_module():
+    pass
+
+def test_a(expensive): pass
+def test_b(expensive, per_module): pass
+def test_c(expensive): pass
+def test_d(tmp_path_factory): pass  # pytest's own session fixture: no group
+def test_e(per_module): pass
+""",
+    "test_two": """
+def test_f(expensive): pass
+def test_g(expensive): pass
+def test_h(expensive): pass
+def test_i(): pass
+def test_j(): pass
+""",
+}
+
+
+@pytest.fixture
+def shared(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text() + SHARED["conftest_extra"])
+    pytester.makepyfile(test_one=SHARED["test_one"], test_two=SHARED["test_two"])
+    builds = pytester.path / "builds.txt"
+    monkeypatch.setenv("BUILDS", str(builds))
+    return pytester, builds
+
+
+def test_a_shared_session_fixture_puts_its_tests_in_one_group(shared):
+    pytester, _ = shared
+    items, _ = pytester.inline_genitems("-p", "no:cacheprovider")
+    named = {i.name: (m.args or [m.kwargs.get("name")])[0] if (m := i.get_closest_marker("xdist_group")) else None
+             for i in items}
+    # test_b joins the module fixture to the session one: a, b, c, e (per_module), f, g, h form one group
+    assert {n for n, g in named.items() if g} == {"test_a", "test_b", "test_c", "test_e", "test_f", "test_g", "test_h"}
+    assert len({g for g in named.values() if g}) == 1
+    assert named["test_d"] is None and named["test_i"] is None  # tmp_path_factory is pytest's, not the suite's
+
+
+@pytest.mark.slow
+def test_under_two_workers_the_shared_fixture_is_built_once(shared):
+    pytester, builds = shared
+    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
+    res.assert_outcomes(passed=10)
+    assert builds.read_text().splitlines() == ["expensive"]
+    builds.unlink()  # control: xdist's plain load scheduling ignores the groups, and both workers build it
+    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "load")
+    res.assert_outcomes(passed=10)
+    assert builds.read_text().splitlines() == ["expensive", "expensive"]
+
+
 # ---- quantity names ----------------------------------------------------------------------------------------
 def _names_and_notes(result, prefixes: tuple[str, ...]) -> dict[str, str]:
     v = result["values"]
