@@ -56,7 +56,7 @@ def shared_keys(item) -> set[str]:
     for name, defs in item._fixtureinfo.name2fixturedefs.items():
         fixturedef = defs[-1]  # the one the item gets (the closest override)
         where = Path(getattr(fixturedef.func, "__code__", None) and fixturedef.func.__code__.co_filename or "")
-        if fixturedef.scope == "function" or TESTS not in where.parents:
+        if fixturedef.scope == "function" or TESTS not in where.parents or name in ONCE_PER_RUN:
             continue
         keys.add(name if fixturedef.scope in ("session", "package") else f"{item.path.name}::{name}")
     return keys
@@ -271,17 +271,64 @@ def pytest_testnodedown(node, error):
 EIGHT_GB_MEM_MB = 6553
 
 
+# Session fixtures built once for the whole run, whichever worker asks first (once_per_run): they join no group.
+ONCE_PER_RUN: set[str] = set()
+
+
+def shared_by_workers(fixture_function):
+    """Declares a session fixture whose value once_per_run shares among the workers (put under @pytest.fixture)."""
+    ONCE_PER_RUN.add(fixture_function.__name__)
+    return fixture_function
+
+
+def once_per_run(tmp_path_factory, name: str, build):
+    """build()'s JSON-able value, computed once per pytest run: under pytest-xdist by the first worker that asks,
+    while the others wait for it (a file lock in the folder all workers' temp folders share) and read it. A build
+    that failed or skipped fails or skips every later asker with its message, without building again."""
+    import fcntl
+    import json
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    done = root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this worker dies
+        if done.is_file():
+            record = json.loads(done.read_text())
+        else:
+            try:
+                record = {"value": build()}
+            except pytest.skip.Exception as err:
+                done.write_text(json.dumps({"skip": str(err)}))
+                raise
+            except BaseException as err:
+                done.write_text(json.dumps({"error": f"{type(err).__name__}: {err}"[-4000:]}))
+                raise
+            done.write_text(json.dumps(record))
+            return record["value"]
+    if "skip" in record:
+        pytest.skip(record["skip"])
+    if "error" in record:
+        pytest.fail(f"session fixture {name!r} failed on another worker: {record['error']}", pytrace=False)
+    return record["value"]
+
+
 @pytest.fixture(scope="session")
+@shared_by_workers
 def smoke(tmp_path_factory):
     """A project copy with a completed smoke run of the whole DAG, and that run's wall time."""
     import time
-    project = copy_project(tmp_path_factory.mktemp("smoke") / "project")
-    t0 = time.perf_counter()
-    res = snakemake(project, "--cores", "2", "--resources", f"mem_mb={EIGHT_GB_MEM_MB}", *SMOKE)
-    elapsed = time.perf_counter() - t0
-    assert res.returncode == 0, res.stderr[-4000:]
-    MEASURED["smoke DAG wall time (2 cores)"] = elapsed
-    return project, elapsed
+
+    def build():
+        project = copy_project(tmp_path_factory.mktemp("smoke") / "project")
+        t0 = time.perf_counter()
+        res = snakemake(project, "--cores", "2", "--resources", f"mem_mb={EIGHT_GB_MEM_MB}", *SMOKE)
+        elapsed = time.perf_counter() - t0
+        assert res.returncode == 0, res.stderr[-4000:]
+        MEASURED["smoke DAG wall time (2 cores)"] = elapsed
+        return [str(project), elapsed]
+
+    project, elapsed = once_per_run(tmp_path_factory, "smoke", build)
+    return Path(project), elapsed
 
 
 BIN = str(Path(sys.executable).parent)  # this environment's python and snakemake: no venv is created
@@ -318,11 +365,18 @@ def incomplete(project: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
+@shared_by_workers
 def resumed(tmp_path_factory):
     """A second whole smoke run, in a fresh copy, that `make report` started, SIGKILL stopped while its
     first jobs ran, and a second `make report` finished: the recovery tests check the resume, the
     determinism test compares its CSVs with the session's smoke run (one full run serves both).
     Returns (project, the second make report's output and return code, the jobs running at the kill)."""
+    record = once_per_run(tmp_path_factory, "resumed", lambda: kill_and_resume(tmp_path_factory))
+    return {**record, "project": Path(record["project"])}
+
+
+def kill_and_resume(tmp_path_factory) -> dict:
+    """`resumed`'s run (see there); the project as a string."""
     import base64
     import time
     from adbench import recover
@@ -352,7 +406,7 @@ def resumed(tmp_path_factory):
         if second.poll() is None:  # the guard fired: stop the run this fixture started
             kill_group(second)
     MEASURED["kill-and-resume (make report after SIGKILL, smoke sizes)"] = time.perf_counter() - t_kill
-    return {"project": project, "out": out, "returncode": second.returncode, "running": running,
+    return {"project": str(project), "out": out, "returncode": second.returncode, "running": running,
             "locked_after_kill": locked}
 
 

@@ -175,6 +175,42 @@ def test_under_two_workers_the_shared_fixture_is_built_once(shared):
     assert builds.read_text().splitlines() == ["expensive", "expensive"]
 
 
+ONCE = """
+import os, pytest
+from conftest import once_per_run, shared_by_workers
+
+def _build():
+    with open(os.environ["BUILDS"], "a") as f:
+        f.write("built\\n")
+    if os.environ.get("BREAK"):
+        raise RuntimeError("the build broke")
+    return {"answer": 42}
+
+@pytest.fixture(scope="session")
+@shared_by_workers
+def built_once(tmp_path_factory):
+    return once_per_run(tmp_path_factory, "built_once", _build)
+""" + "".join(f"\ndef test_{i}(built_once):\n    assert built_once == {{'answer': 42}}\n" for i in range(8))
+
+
+@pytest.mark.slow
+def test_a_once_per_run_fixture_is_built_once_and_its_tests_spread_over_both_workers(pytester, monkeypatch):
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
+    pytester.makepyfile(test_once=ONCE)
+    builds = pytester.path / "builds.txt"
+    monkeypatch.setenv("BUILDS", str(builds))
+    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-v")
+    res.assert_outcomes(passed=8)
+    assert builds.read_text().splitlines() == ["built"]
+    assert {"[gw0]", "[gw1]"} <= set(res.stdout.str().split())  # no group: both workers ran its tests
+    builds.unlink()
+    monkeypatch.setenv("BREAK", "1")  # a failed build fails every test that asks, and is not retried
+    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
+    res.assert_outcomes(errors=8)
+    assert builds.read_text().splitlines() == ["built"]
+    assert "failed on another worker: RuntimeError: the build broke" in res.stdout.str()
+
+
 # ---- quantity names ----------------------------------------------------------------------------------------
 def _names_and_notes(result, prefixes: tuple[str, ...]) -> dict[str, str]:
     v = result["values"]
