@@ -249,6 +249,12 @@ REPORT_JOBS = {"verdicts_compare", "verdicts_claims", "changes", "render_report"
 MEASURED: dict[str, float] = {}
 
 
+def pytest_report_header(config):
+    """The machine beside every timing the run prints: CPU model, cores, vector extensions, memory, GPU."""
+    from adbench import machine
+    return f"machine: {machine.line(machine.identity())}"
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print what the suite measured (e.g. the smoke DAG's wall time) in every run's summary."""
     for name, value in MEASURED.items():

@@ -14,7 +14,7 @@ import yaml
 
 from conftest import ROOT
 
-TEST_TOOLS = {"pytest", "playwright", "snakefmt"}
+TEST_TOOLS = {"pytest", "pytest-xdist", "playwright", "snakefmt"}
 conda_env = runpy.run_path(str(ROOT / "envs" / "conda_env.py"))
 
 
