@@ -318,10 +318,59 @@ def once_per_run(tmp_path_factory, name: str, build):
     return record["value"]
 
 
+# Projects that tests on both workers read at the same time (fixture name -> (root, tree_state when built)).
+# A test that edits one, even briefly, breaks a concurrent reader: it edits copy_completed(root, tmp_path) instead.
+READ_ONLY: dict[str, tuple[str, dict[str, list[int]]]] = {}
+
+# Snakemake's own records (a dry run may write there) and Python's byte code (written on import) are no content.
+NOT_CONTENT = {".snakemake", "__pycache__"}
+
+
+def tree_state(root: Path) -> dict[str, list[int]]:
+    """Every file under `root` outside NOT_CONTENT, as relative path -> [size, mtime in ns]."""
+    state = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in NOT_CONTENT]
+        for name in files:
+            path = Path(folder, name)
+            st = path.lstat()
+            state[str(path.relative_to(root))] = [st.st_size, st.st_mtime_ns]
+    return state
+
+
+def tree_changes(before: dict[str, list[int]], after: dict[str, list[int]]) -> list[str]:
+    """What differs between two tree_state()s, a line per path, sorted."""
+    return sorted([f"added {p}" for p in after.keys() - before.keys()]
+                  + [f"removed {p}" for p in before.keys() - after.keys()]
+                  + [f"changed {p}" for p in before.keys() & after.keys() if before[p] != after[p]])
+
+
+@pytest.fixture(autouse=True)
+def read_only_projects_stay_as_built(request):
+    """Fails a test, after it ran, if a READ_ONLY project it asked for is no longer as built (an edit
+    restored afterwards still counts: the mtime moved, and a concurrent test may have read the edit)."""
+    yield
+    for name in READ_ONLY.keys() & set(request.fixturenames):
+        root, state = READ_ONLY[name]
+        changes = tree_changes(state, tree_state(Path(root)))
+        if changes:
+            pytest.fail(f"the shared project of fixture {name!r} was changed while this test ran (tests on the other "
+                        f"worker read it at the same time; edit copy_completed(...) instead):\n  "
+                        + "\n  ".join(changes[:20]), pytrace=False)
+
+
+def copy_completed(project: Path, dest: Path) -> Path:
+    """A copy of a project after a run, results, logs and Snakemake's metadata included (mtimes kept):
+    Snakemake sees everything up to date there, and a test may edit it (the original is READ_ONLY)."""
+    shutil.copytree(project, dest, symlinks=True, ignore=shutil.ignore_patterns("locks", "__pycache__"))
+    return dest
+
+
 @pytest.fixture(scope="session")
 @shared_by_workers
 def smoke(tmp_path_factory):
-    """A project copy with a completed smoke run of the whole DAG, and that run's wall time."""
+    """A project copy with a completed smoke run of the whole DAG, and that run's wall time. Read-only (READ_ONLY):
+    tests on both workers read it at once."""
     import time
 
     def build():
@@ -331,9 +380,10 @@ def smoke(tmp_path_factory):
         elapsed = time.perf_counter() - t0
         assert res.returncode == 0, res.stderr[-4000:]
         MEASURED["smoke DAG wall time (2 cores)"] = elapsed
-        return [str(project), elapsed]
+        return [str(project), elapsed, tree_state(project)]
 
-    project, elapsed = once_per_run(tmp_path_factory, "smoke", build)
+    project, elapsed, state = once_per_run(tmp_path_factory, "smoke", build)
+    READ_ONLY["smoke"] = (project, state)
     return Path(project), elapsed
 
 
@@ -378,6 +428,7 @@ def resumed(tmp_path_factory):
     determinism test compares its CSVs with the session's smoke run (one full run serves both).
     Returns (project, the second make report's output and return code, the jobs running at the kill)."""
     record = once_per_run(tmp_path_factory, "resumed", lambda: kill_and_resume(tmp_path_factory))
+    READ_ONLY["resumed"] = (record["project"], record.pop("tree"))
     return {**record, "project": Path(record["project"])}
 
 
@@ -413,7 +464,7 @@ def kill_and_resume(tmp_path_factory) -> dict:
             kill_group(second)
     MEASURED["kill-and-resume (make report after SIGKILL, smoke sizes)"] = time.perf_counter() - t_kill
     return {"project": str(project), "out": out, "returncode": second.returncode, "running": running,
-            "locked_after_kill": locked}
+            "locked_after_kill": locked, "tree": tree_state(project)}
 
 
 def values(result):

@@ -211,6 +211,52 @@ def test_a_once_per_run_fixture_is_built_once_and_its_tests_spread_over_both_wor
     assert "failed on another worker: RuntimeError: the build broke" in res.stdout.str()
 
 
+SHARED_TREE = """
+import time, pytest
+from pathlib import Path
+from conftest import READ_ONLY, copy_completed, tree_state
+
+@pytest.fixture(scope="session")
+def shared(tmp_path_factory):
+    root = tmp_path_factory.mktemp("shared") / "project"
+    (root / ".snakemake").mkdir(parents=True)
+    (root / "config.yaml").write_text("a: 1\\n")
+    READ_ONLY["shared"] = (str(root), tree_state(root))
+    return root
+
+def test_reads(shared):
+    assert (shared / "config.yaml").read_text() == "a: 1\\n"
+    (shared / ".snakemake" / "dry-run.log").write_text("Snakemake's own records are no content")
+
+def test_edits_a_copy(shared, tmp_path):
+    copy = copy_completed(shared, tmp_path / "copy")
+    (copy / "config.yaml").write_text("a: 2\\n")
+
+def test_edits_and_restores(shared):
+    original = (shared / "config.yaml").read_text()
+    (shared / "config.yaml").write_text("a: 2\\n")
+    time.sleep(0.01)
+    (shared / "config.yaml").write_text(original)
+
+def test_adds_a_file(shared):
+    (shared / "extra.yaml").write_text("b: 1\\n")
+"""
+
+
+def test_a_test_that_edits_a_shared_project_fails_even_if_it_restores_it(pytester):
+    """Tests on both workers read the session's smoke run at once, so an edit, even one undone at the end of the
+    test, races with them (a dry run saw another test's config edit: stop 38's CI). The guard fails such a test."""
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
+    pytester.makepyfile(test_shared=SHARED_TREE)
+    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", "-rA")
+    res.assert_outcomes(passed=4, errors=2)  # the two editing tests pass their body and error in teardown
+    out = res.stdout.str()
+    assert "ERROR at teardown of test_edits_and_restores" in out and "changed config.yaml" in out
+    assert "ERROR at teardown of test_adds_a_file" in out and "added extra.yaml" in out
+    assert "PASSED test_shared.py::test_reads" in out  # control: a read, and a write to .snakemake/, pass
+    assert "PASSED test_shared.py::test_edits_a_copy" in out  # control: the copy may be edited
+
+
 # ---- quantity names ----------------------------------------------------------------------------------------
 def _names_and_notes(result, prefixes: tuple[str, ...]) -> dict[str, str]:
     v = result["values"]

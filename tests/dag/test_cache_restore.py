@@ -15,7 +15,7 @@ import pytest
 
 from adbench import cache
 
-from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, project_env, snakemake
+from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, copy_completed, dry_run, planned_jobs, project_env, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
@@ -26,7 +26,7 @@ def cached(smoke, tmp_path):
     copytree copies with copy2 and copystat, so mtimes survive."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    project = Path(shutil.copytree(smoke[0], tmp_path / "project", symlinks=True))
+    project = copy_completed(smoke[0], tmp_path / "project")
     shutil.copy2(ROOT / "Makefile", project / "Makefile")
     # rule inputs from the checkout are relative paths (common.smk source_file), so a moved copy of a
     # completed run is complete as it stands

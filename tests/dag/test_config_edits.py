@@ -7,14 +7,11 @@ stopped the run with no report); Snakemake re-runs only the jobs whose parameter
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import MEASURED, SMOKE, snakemake
+from conftest import MEASURED, SMOKE, copy_completed, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
@@ -29,7 +26,7 @@ AFFECTED = {("S1", "central_dL_da"): "scalar.reference_h", ("L2", "nanogpt_micro
 @pytest.fixture(scope="module")
 def edited(smoke, tmp_path_factory):
     import time
-    project = Path(shutil.copytree(smoke[0], tmp_path_factory.mktemp("edited") / "project", symlinks=True))
+    project = copy_completed(smoke[0], tmp_path_factory.mktemp("edited") / "project")
     (project / "edits.yaml").write_text(yaml.safe_dump(EDITS))
     t0 = time.perf_counter()
     res = snakemake(project, "--cores", "2", *SMOKE, "edits.yaml")

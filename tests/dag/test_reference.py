@@ -5,14 +5,13 @@ the session's smoke run archived, then compacted (adbench.history.reference.comp
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
 from adbench.history.reference import compact, compact_files
-from conftest import MEASURED, SMOKE, snakemake
+from conftest import MEASURED, SMOKE, copy_completed, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 LABEL = "smoke-reference"
@@ -22,7 +21,7 @@ LABEL = "smoke-reference"
 def compared(smoke, tmp_path_factory):
     import time
 
-    project = Path(shutil.copytree(smoke[0], tmp_path_factory.mktemp("reference") / "project", symlinks=True))
+    project = copy_completed(smoke[0], tmp_path_factory.mktemp("reference") / "project")
     (project / "label.yaml").write_text(yaml.safe_dump({"archive": {"label": LABEL}}))
     res = snakemake(project, "archive", "--cores", "2", *SMOKE, "label.yaml")  # the target before the greedy --configfile
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]

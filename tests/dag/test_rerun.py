@@ -2,8 +2,6 @@
 
 import json
 import re
-import shutil
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPORT_JOBS, ROOT, SMOKE, dry_run, planned_jobs, snakemake
+from conftest import REPORT_JOBS, ROOT, SMOKE, copy_completed, dry_run, planned_jobs, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
@@ -20,29 +18,22 @@ def test_completed_run_has_nothing_to_do(smoke):
     assert dry_run(smoke[0]) == set()
 
 
-@contextmanager
-def appended(path, text):
-    """Append `text` to a file for the duration of the block."""
-    original = path.read_text()
-    path.write_text(original + text)
-    try:
-        yield
-    finally:
-        path.write_text(original)
+def appended(path: Path, text: str) -> None:
+    with path.open("a") as f:
+        f.write(text)
 
 
-def test_changed_parameter_reruns_exactly_its_job(smoke):
-    project = smoke[0]
-    with appended(project / ".test/config.yaml", "\nscalar:\n  nudges: [0.1, 0.01]\n"):
-        assert dry_run(project) == {"scalar_s2", *REPORT_JOBS}
+def test_changed_parameter_reruns_exactly_its_job(smoke, tmp_path):
+    project = copy_completed(smoke[0], tmp_path / "project")  # edits: on a copy (the session's run is read-only)
+    appended(project / ".test/config.yaml", "\nscalar:\n  nudges: [0.1, 0.01]\n")
+    assert dry_run(project) == {"scalar_s2", *REPORT_JOBS}
 
 
-def test_changed_package_code_reruns_exactly_its_importers(smoke):
-    project = smoke[0]
-    with appended(project / "src/adbench/scalar/dual.py", "\n# a change to forward mode\n"):
-        # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
-        assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot",
-                                    *REPORT_JOBS}
+def test_changed_package_code_reruns_exactly_its_importers(smoke, tmp_path):
+    project = copy_completed(smoke[0], tmp_path / "project")
+    appended(project / "src/adbench/scalar/dual.py", "\n# a change to forward mode\n")
+    # numeric.py imports dual.py: S5-S8 re-run (and S5's figure, then the report); S1-S4, S9, S10 do not.
+    assert dry_run(project) == {"scalar_s5", "scalar_s6", "scalar_s7", "scalar_s8", "scalar_s5_plot", *REPORT_JOBS}
 
 
 def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
@@ -55,9 +46,7 @@ def test_library_upgrade_reruns_exactly_the_jobs_that_use_it(smoke):
 
 
 def test_archive_and_compare_to_show_what_a_changed_parameter_moved(smoke, tmp_path):
-    # a copy of the completed run (up to date as it stands): the session's run stays as it was for later tests
-    project = Path(shutil.copytree(smoke[0], tmp_path / "project", symlinks=True,
-                                   ignore=shutil.ignore_patterns("locks")))
+    project = copy_completed(smoke[0], tmp_path / "project")
     (project / "archive.yaml").write_text("archive: {label: base, overwrite: false}\n")
     res = snakemake(project, "archive", "--cores", "2", *SMOKE, "archive.yaml")
     assert res.returncode == 0, res.stderr[-3000:]
@@ -78,19 +67,17 @@ def test_archive_and_compare_to_show_what_a_changed_parameter_moved(smoke, tmp_p
     assert (project / "archive/base/MANIFEST.json").exists()
 
 
-def test_report_zip_works_as_typed(smoke):
-    project = smoke[0]
-    # as the README prints it: no --cores, the shipped config (timing jobs exclusive)
-    res = snakemake(project, "--report", "report-typed.zip")
+def test_report_zip_works_as_typed(smoke, tmp_path):
+    # as the README prints it: no --cores, the shipped config (timing jobs exclusive); written outside the project
+    res = snakemake(smoke[0], "--report", str(tmp_path / "report-typed.zip"))
     assert res.returncode == 0, res.stderr[-3000:]
-    assert (project / "report-typed.zip").stat().st_size > 10_000
+    assert (tmp_path / "report-typed.zip").stat().st_size > 10_000
 
 
-def test_params_carry_only_what_the_job_reads(smoke):
+def test_params_carry_only_what_the_job_reads(smoke, tmp_path):
     """Editing Adam's settings re-runs the adam O1 job, not gradient descent's."""
-    project = smoke[0]
-    (project / "adam.yaml").write_text("optim: {o1: {adam: {lr: 0.0123}}}\n")
-    res = snakemake(project, "--cores", "2", "-n", *SMOKE, "adam.yaml")
+    (tmp_path / "adam.yaml").write_text("optim: {o1: {adam: {lr: 0.0123}}}\n")
+    res = snakemake(smoke[0], "--cores", "2", "-n", *SMOKE, str(tmp_path / "adam.yaml"))
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout + res.stderr
     assert planned_jobs(out).get("optim_o1_train") == 1
@@ -99,9 +86,9 @@ def test_params_carry_only_what_the_job_reads(smoke):
 
 def test_new_weights_rerun_exactly_the_gpt2_jobs(smoke, tmp_path):
     project = smoke[0]
-    (project / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
+    (tmp_path / "auto.yaml").write_text("gpt2: {source: auto}\n")  # the smoke overlay pins source: random
     # params would re-run gpt2_model for the overlay alone; only look at what changed on disk
-    args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, "auto.yaml"]
+    args = ["--cores", "2", "-n", "--rerun-triggers", "mtime", "input", *SMOKE, str(tmp_path / "auto.yaml")]
     res = snakemake(project, *args, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert res.returncode == 0, res.stderr[-3000:]
     report = {*REPORT_JOBS}

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import yaml
 from adbench.families import declared
 
 from test_determinism import compare_runs
-from conftest import MEASURED, ROOT, SMOKE, copy_project, project_env, snakemake
+from conftest import MEASURED, ROOT, SMOKE, copy_completed, copy_project, project_env, snakemake
 
 # Slow as a whole: the cluster tests run the DAG, the timing-rules check parses the workflow twice, and the
 # sub-DAG helpers' negative control belongs with the tests that use them. The profile's environment and the
@@ -223,13 +222,6 @@ def appendix_rows(html: str) -> list[tuple[str, str, str]]:
     appendix = html.split('id="provenance"', 1)[1].split("</table>", 1)[0]
     return re.findall(r'<tr><td class="mono">(\w+)</td>(?:(?!</tr>).)*?<td class="mono">(\w+)</td>'
                       r'<td class="mono">([^<]*)</td></tr>', appendix, re.S)
-
-
-def copy_completed(project: Path, dest: Path) -> Path:
-    """A copy of a project after a run, results, logs and Snakemake's metadata included (mtimes kept):
-    Snakemake sees everything up to date there, and the original stays untouched for other tests."""
-    shutil.copytree(project, dest, symlinks=True, ignore=shutil.ignore_patterns("locks", "__pycache__"))
-    return dest
 
 
 def test_subdag_helpers_see_what_was_rewritten_and_what_ran_where(tmp_path):

@@ -2,7 +2,6 @@
 the run, naming the claim that regressed against the compared archive and the MISMATCH row; it leaves the
 report written and no stamp, and a non-strict run then has nothing to redo."""
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +9,7 @@ import pytest
 
 from adbench.history.archive import snapshot
 
-from conftest import SMOKE, dry_run, snakemake
+from conftest import SMOKE, copy_completed, dry_run, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
@@ -25,8 +24,7 @@ def _edit(path: Path, column: str, key, **cells) -> None:
 
 
 def test_strict_mode_fails_after_the_report_and_leaves_nothing_to_redo(smoke, tmp_path):
-    project = Path(shutil.copytree(smoke[0], tmp_path / "project", symlinks=True,
-                                   ignore=shutil.ignore_patterns("locks", "__pycache__")))
+    project = copy_completed(smoke[0], tmp_path / "project")
     results = project / "results"
     claims = pd.read_csv(results / "claims.csv", dtype=str, keep_default_na=False)
     held = claims[claims.verdict == "holds"]
