@@ -320,29 +320,31 @@ def once_per_run(tmp_path_factory, name: str, build):
 
 # Projects that tests on both workers read at the same time (fixture name -> (root, tree_state when built)).
 # A test that edits one, even briefly, breaks a concurrent reader: it edits copy_completed(root, tmp_path) instead.
-READ_ONLY: dict[str, tuple[str, dict[str, list[int]]]] = {}
+READ_ONLY: dict[str, tuple[str, dict[str, list]]] = {}
 
 # Snakemake's own records (a dry run may write there) and Python's byte code (written on import) are no content.
 NOT_CONTENT = {".snakemake", "__pycache__"}
 
 
-def tree_state(root: Path) -> dict[str, list[int]]:
-    """Every file under `root` outside NOT_CONTENT, as relative path -> [size, mtime in ns]."""
+def tree_state(root: Path, dirs=(".",)) -> dict[str, list]:
+    """Every file under `root`'s `dirs` outside NOT_CONTENT, as relative path -> [mtime in ns, sha256]: a file
+    written shows in one or the other. Lists, not tuples, so that a state read back from JSON compares equal."""
+    import hashlib
     state = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in NOT_CONTENT]
-        for name in files:
-            path = Path(folder, name)
-            st = path.lstat()
-            state[str(path.relative_to(root))] = [st.st_size, st.st_mtime_ns]
+    for d in dirs:
+        for folder, subdirs, files in os.walk(root / d):
+            subdirs[:] = [s for s in subdirs if s not in NOT_CONTENT]
+            for name in files:
+                path = Path(folder, name)
+                digest = hashlib.sha256(path.read_bytes()).hexdigest() if not path.is_symlink() else os.readlink(path)
+                state[os.path.relpath(path, root)] = [path.lstat().st_mtime_ns, digest]
     return state
 
 
-def tree_changes(before: dict[str, list[int]], after: dict[str, list[int]]) -> list[str]:
-    """What differs between two tree_state()s, a line per path, sorted."""
-    return sorted([f"added {p}" for p in after.keys() - before.keys()]
-                  + [f"removed {p}" for p in before.keys() - after.keys()]
-                  + [f"changed {p}" for p in before.keys() & after.keys() if before[p] != after[p]])
+def tree_changes(before: dict[str, list], after: dict[str, list]) -> dict[str, str]:
+    """Each path that differs between two tree_state()s -> "added", "removed" or "changed"."""
+    return {path: "added" if path not in before else "removed" if path not in after else "changed"
+            for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
 
 
 @pytest.fixture(autouse=True)
@@ -352,7 +354,7 @@ def read_only_projects_stay_as_built(request):
     yield
     for name in READ_ONLY.keys() & set(request.fixturenames):
         root, state = READ_ONLY[name]
-        changes = tree_changes(state, tree_state(Path(root)))
+        changes = sorted(f"{kind} {path}" for path, kind in tree_changes(state, tree_state(Path(root))).items())
         if changes:
             pytest.fail(f"the shared project of fixture {name!r} was changed while this test ran (tests on the other "
                         f"worker read it at the same time; edit copy_completed(...) instead):\n  "

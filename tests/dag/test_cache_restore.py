@@ -15,15 +15,15 @@ import pytest
 
 from adbench import cache
 
-from conftest import MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, copy_completed, dry_run, planned_jobs, project_env, snakemake
+from conftest import (MAKE_REPORT, MEASURED, REPORT_JOBS, ROOT, SMOKE, copy_completed, dry_run, planned_jobs, project_env,
+                      snakemake)
 
 pytestmark = [pytest.mark.slow, pytest.mark.dag]
 
 
 @pytest.fixture
 def cached(smoke, tmp_path):
-    """A copy of the completed smoke project that this test may break (other tests share `smoke`).
-    copytree copies with copy2 and copystat, so mtimes survive."""
+    """A copy of the completed smoke project that this test may break (other tests share `smoke`)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     project = copy_completed(smoke[0], tmp_path / "project")

@@ -15,7 +15,6 @@ plus one failing job. The whole smoke DAG through SLURM (5-7 min on 2 cores) is 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -31,7 +30,8 @@ import yaml
 from adbench.families import declared
 
 from test_determinism import compare_runs
-from conftest import MEASURED, ROOT, SMOKE, copy_completed, copy_project, project_env, snakemake
+from conftest import (MEASURED, ROOT, SMOKE, copy_completed, copy_project, project_env, snakemake, tree_changes,
+                      tree_state)
 
 # Slow as a whole: the cluster tests run the DAG, the timing-rules check parses the workflow twice, and the
 # sub-DAG helpers' negative control belongs with the tests that use them. The profile's environment and the
@@ -196,18 +196,16 @@ def job_files(out: str) -> dict[str, set[str]]:
     return files
 
 
-def snapshot(project: Path, dirs=("results", "report", "logs", "benchmarks")) -> dict[str, tuple[int, str]]:
-    """Every file a job may write: relative path -> (mtime in ns, sha256)."""
-    return {str(p.relative_to(project)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
-            for d in dirs for p in (project / d).rglob("*") if p.is_file()}
+def snapshot(project: Path) -> dict[str, list]:
+    """Every file a job may write: relative path -> [mtime in ns, sha256]."""
+    return tree_state(project, ("results", "report", "logs", "benchmarks"))
 
 
 def rewritten(before: dict, after: dict) -> set[str]:
     """Files written (new mtime or new bytes), created or deleted between two snapshots; the jobs' own
     records of what they wrote (results/.manifests/, adbench.cache, tested in tests/dag/test_cache_restore.py)
     are not outputs the job blocks list, so they are left out."""
-    return {rel for rel in before.keys() | after.keys()
-            if before.get(rel) != after.get(rel) and not rel.startswith("results/.manifests/")}
+    return {rel for rel in tree_changes(before, after) if not rel.startswith("results/.manifests/")}
 
 
 def rules_inside_slurm_jobs(project: Path) -> dict[str, list[str]]:
