@@ -213,7 +213,6 @@ def test_a_once_per_run_fixture_is_built_once_and_its_tests_spread_over_both_wor
 
 SHARED_TREE = """
 import time, pytest
-from pathlib import Path
 from conftest import READ_ONLY, copy_completed, tree_state
 
 @pytest.fixture(scope="session")
